@@ -1,0 +1,287 @@
+package llm
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+)
+
+// Role says who speaks a Message.
+type Role string
+
+// The roles of a conversation. Tool results ride a user message.
+const (
+	RoleSystem    Role = "system"
+	RoleUser      Role = "user"
+	RoleAssistant Role = "assistant"
+)
+
+// CallID identifies one tool call and pairs it with its result.
+type CallID string
+
+// CacheHint asks a provider to end a cacheable prefix at the part that
+// carries it. A zero TTL means the provider's default (five minutes for
+// Anthropic). Providers without explicit cache control ignore it.
+type CacheHint struct {
+	TTL time.Duration `json:"ttl,omitempty"`
+}
+
+// Part is one piece of a Message: *Text, *Reasoning, *ToolCall,
+// *ToolResult, *Image or *Document. The set is closed.
+type Part interface {
+	isPart()
+	// PartType is the part's "type" tag in JSON.
+	PartType() string
+}
+
+// Text is plain text.
+type Text struct {
+	Text  string     `json:"text"`
+	Cache *CacheHint `json:"cache,omitempty"`
+}
+
+// Reasoning is a model's thinking, kept apart from its answer. Signature
+// (Anthropic) or Redacted (opaque, encrypted thinking) must be sent back
+// unchanged on the next request for the provider to accept the history.
+type Reasoning struct {
+	Text      string     `json:"text,omitempty"`
+	Signature string     `json:"signature,omitempty"`
+	Redacted  string     `json:"redacted,omitempty"`
+	Cache     *CacheHint `json:"cache,omitempty"`
+}
+
+// ToolCall is the model asking for a tool to run. Args is the raw JSON the
+// model produced; it may be malformed, and empty means {}.
+type ToolCall struct {
+	ID    CallID          `json:"id"`
+	Name  string          `json:"name"`
+	Args  json.RawMessage `json:"args,omitempty"`
+	Cache *CacheHint      `json:"cache,omitempty"`
+}
+
+// ToolResult answers the ToolCall with the same ID.
+type ToolResult struct {
+	CallID  CallID     `json:"call_id"`
+	Parts   []Part     `json:"-"`
+	IsError bool       `json:"is_error,omitempty"`
+	Cache   *CacheHint `json:"cache,omitempty"`
+}
+
+// Image is a picture, inline (Data with MediaType) or by URL.
+type Image struct {
+	MediaType string     `json:"media_type,omitempty"`
+	Data      []byte     `json:"data,omitempty"`
+	URL       string     `json:"url,omitempty"`
+	Cache     *CacheHint `json:"cache,omitempty"`
+}
+
+// Document is a file such as a PDF, inline (Data with MediaType) or by URL.
+type Document struct {
+	MediaType string     `json:"media_type,omitempty"`
+	Data      []byte     `json:"data,omitempty"`
+	URL       string     `json:"url,omitempty"`
+	Title     string     `json:"title,omitempty"`
+	Cache     *CacheHint `json:"cache,omitempty"`
+}
+
+func (*Text) isPart()       {}
+func (*Reasoning) isPart()  {}
+func (*ToolCall) isPart()   {}
+func (*ToolResult) isPart() {}
+func (*Image) isPart()      {}
+func (*Document) isPart()   {}
+
+// PartType returns "text".
+func (*Text) PartType() string { return "text" }
+
+// PartType returns "reasoning".
+func (*Reasoning) PartType() string { return "reasoning" }
+
+// PartType returns "tool_call".
+func (*ToolCall) PartType() string { return "tool_call" }
+
+// PartType returns "tool_result".
+func (*ToolResult) PartType() string { return "tool_result" }
+
+// PartType returns "image".
+func (*Image) PartType() string { return "image" }
+
+// PartType returns "document".
+func (*Document) PartType() string { return "document" }
+
+// Provenance says which provider and model produced an assistant message.
+// State is opaque adapter data needed to replay the response to the same
+// provider (for example OpenAI reasoning item ids); other providers ignore it.
+type Provenance struct {
+	Provider string          `json:"provider"`
+	Model    string          `json:"model"`
+	State    json.RawMessage `json:"state,omitempty"`
+}
+
+// Message is a role plus parts.
+type Message struct {
+	Role       Role        `json:"role"`
+	Parts      []Part      `json:"parts"`
+	Provenance *Provenance `json:"provenance,omitempty"`
+}
+
+// Text concatenates the message's Text parts.
+func (m *Message) Text() string {
+	var s string
+	for _, p := range m.Parts {
+		if t, ok := p.(*Text); ok {
+			s += t.Text
+		}
+	}
+	return s
+}
+
+// ToolCalls returns the message's tool calls in order.
+func (m *Message) ToolCalls() []*ToolCall {
+	var calls []*ToolCall
+	for _, p := range m.Parts {
+		if c, ok := p.(*ToolCall); ok {
+			calls = append(calls, c)
+		}
+	}
+	return calls
+}
+
+// UserText returns a user message holding one Text part.
+func UserText(s string) Message {
+	return Message{Role: RoleUser, Parts: []Part{&Text{Text: s}}}
+}
+
+// MarshalJSON encodes the message with each part tagged by its "type".
+func (m Message) MarshalJSON() ([]byte, error) {
+	type wire struct {
+		Role       Role        `json:"role"`
+		Parts      partList    `json:"parts"`
+		Provenance *Provenance `json:"provenance,omitempty"`
+	}
+	return json.Marshal(wire{m.Role, partList(m.Parts), m.Provenance})
+}
+
+// UnmarshalJSON decodes a message written by MarshalJSON.
+func (m *Message) UnmarshalJSON(b []byte) error {
+	var w struct {
+		Role       Role        `json:"role"`
+		Parts      partList    `json:"parts"`
+		Provenance *Provenance `json:"provenance,omitempty"`
+	}
+	if err := json.Unmarshal(b, &w); err != nil {
+		return err
+	}
+	*m = Message{Role: w.Role, Parts: []Part(w.Parts), Provenance: w.Provenance}
+	return nil
+}
+
+// MarshalJSON encodes the result with its nested parts tagged by "type".
+func (r ToolResult) MarshalJSON() ([]byte, error) {
+	type plain ToolResult
+	return json.Marshal(struct {
+		plain
+		Parts partList `json:"parts"`
+	}{plain(r), partList(r.Parts)})
+}
+
+// UnmarshalJSON decodes a result written by MarshalJSON.
+func (r *ToolResult) UnmarshalJSON(b []byte) error {
+	type plain ToolResult
+	var w struct {
+		plain
+		Parts partList `json:"parts"`
+	}
+	if err := json.Unmarshal(b, &w); err != nil {
+		return err
+	}
+	*r = ToolResult(w.plain)
+	r.Parts = []Part(w.Parts)
+	return nil
+}
+
+// MarshalPart encodes one part as a JSON object with a "type" tag.
+func MarshalPart(p Part) ([]byte, error) {
+	if p == nil {
+		return nil, fmt.Errorf("llm: marshal part: nil part")
+	}
+	body, err := json.Marshal(p)
+	if err != nil {
+		return nil, err
+	}
+	// Splice the tag in front of the part's own fields.
+	tag := `{"type":"` + p.PartType() + `"`
+	if len(body) <= 2 { // "{}"
+		return []byte(tag + "}"), nil
+	}
+	out := make([]byte, 0, len(tag)+len(body))
+	out = append(out, tag...)
+	out = append(out, ',')
+	return append(out, body[1:]...), nil
+}
+
+// UnmarshalPart decodes a part written by MarshalPart.
+func UnmarshalPart(b []byte) (Part, error) {
+	var head struct {
+		Type string `json:"type"`
+	}
+	if err := json.Unmarshal(b, &head); err != nil {
+		return nil, fmt.Errorf("llm: unmarshal part: %w", err)
+	}
+	var p Part
+	switch head.Type {
+	case "text":
+		p = new(Text)
+	case "reasoning":
+		p = new(Reasoning)
+	case "tool_call":
+		p = new(ToolCall)
+	case "tool_result":
+		p = new(ToolResult)
+	case "image":
+		p = new(Image)
+	case "document":
+		p = new(Document)
+	default:
+		return nil, fmt.Errorf("llm: unmarshal part: unknown type %q", head.Type)
+	}
+	if err := json.Unmarshal(b, p); err != nil {
+		return nil, fmt.Errorf("llm: unmarshal %s part: %w", head.Type, err)
+	}
+	return p, nil
+}
+
+// partList carries the "type" tag of each part through encoding/json.
+type partList []Part
+
+func (l partList) MarshalJSON() ([]byte, error) {
+	buf := []byte{'['}
+	for i, p := range l {
+		if i > 0 {
+			buf = append(buf, ',')
+		}
+		b, err := MarshalPart(p)
+		if err != nil {
+			return nil, err
+		}
+		buf = append(buf, b...)
+	}
+	return append(buf, ']'), nil
+}
+
+func (l *partList) UnmarshalJSON(b []byte) error {
+	var raws []json.RawMessage
+	if err := json.Unmarshal(b, &raws); err != nil {
+		return err
+	}
+	out := make([]Part, 0, len(raws))
+	for _, r := range raws {
+		p, err := UnmarshalPart(r)
+		if err != nil {
+			return err
+		}
+		out = append(out, p)
+	}
+	*l = out
+	return nil
+}
