@@ -1,0 +1,345 @@
+package session
+
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/reinhq/rein/llm"
+)
+
+// ID identifies a session.
+type ID string
+
+// TurnID identifies a turn within a session.
+type TurnID string
+
+// RunID identifies one call of an agent's Run or Stream.
+type RunID string
+
+// Event is one record of a session log: a fixed header plus a typed
+// payload. In JSON it is
+//
+//	{"seq","time","session","turn","run","parent_run","agent","type","data"}
+//
+// where "type" is Data.EventType().
+type Event struct {
+	Seq       int64     // 1 for the first event; no gaps
+	Time      time.Time // when the event was recorded
+	Session   ID
+	Turn      TurnID
+	Run       RunID
+	ParentRun RunID  // set on a subagent's events
+	Agent     string // the agent's name; empty for the main agent
+	Data      Payload
+}
+
+// Payload is the typed body of an Event. The set is closed: the types in
+// this package, with *Unknown carrying any type a newer rein wrote.
+type Payload interface {
+	// EventType is the event's "type" in JSON, e.g. "turn.start".
+	EventType() string
+	isPayload()
+}
+
+// Event types.
+const (
+	TypeTurnStart        = "turn.start"
+	TypeTurnEnd          = "turn.end"
+	TypeStepStart        = "step.start"
+	TypeStepEnd          = "step.end"
+	TypeUserMessage      = "user.message"
+	TypePromptBlocked    = "prompt.blocked"
+	TypeContextMessage   = "context.message"
+	TypeSteeringMessage  = "steering.message"
+	TypeRequestHeader    = "request.header"
+	TypeAssistantChunk   = "assistant.chunk"
+	TypeAssistantMessage = "assistant.message"
+	TypeToolCall         = "tool.call"
+	TypeToolResult       = "tool.result"
+	TypeHookDecision     = "hook.decision"
+	TypeCompaction       = "compaction"
+	TypeTodoWrite        = "todo.write"
+	TypeSessionMeta      = "session.meta"
+	TypeRepair           = "repair"
+	TypeRetry            = "retry"
+	TypeFallback         = "fallback"
+)
+
+// Turn triggers.
+const (
+	TriggerPrompt   = "prompt"
+	TriggerFollowUp = "follow-up"
+	TriggerInject   = "inject"
+	TriggerResume   = "resume"
+)
+
+// EndReason says why a turn ended.
+type EndReason string
+
+// Turn end reasons.
+const (
+	EndCompleted   EndReason = "completed"
+	EndAborted     EndReason = "aborted"     // Cause says who cancelled
+	EndBlocked     EndReason = "blocked"     // a hook denied the prompt or stopped the turn
+	EndError       EndReason = "error"       // Message and Code say what failed
+	EndMaxTokens   EndReason = "max-tokens"  // the model hit its output limit
+	EndMaxSteps    EndReason = "max-steps"   // the step limit was reached
+	EndBudget      EndReason = "budget"      // a cost or token budget was reached
+	EndInterrupted EndReason = "interrupted" // closed by Repair after a crash
+)
+
+// Message sources.
+const (
+	SourceUser     = "user"
+	SourceHook     = "hook"
+	SourceSteer    = "steer"
+	SourceFollowUp = "follow-up"
+	SourceSystem   = "system"
+)
+
+// Tool result outcomes.
+const (
+	OutcomeExecute      = "execute"
+	OutcomeGateBlock    = "gate-block"
+	OutcomeSubstitute   = "substitute"
+	OutcomeUnknown      = "unknown"
+	OutcomeInvalidInput = "invalid-input"
+	OutcomeCancelled    = "cancelled"
+	OutcomeInterrupted  = "interrupted"
+)
+
+// Codes of results that Repair writes for calls left open by a crash.
+const (
+	CodeOutcomeUnknown = "TOOL_OUTCOME_UNKNOWN"
+	CodeNotStarted     = "TOOL_NOT_STARTED"
+)
+
+// TurnStart opens a turn.
+type TurnStart struct {
+	Trigger string `json:"trigger"`
+}
+
+// TurnEnd closes a turn.
+type TurnEnd struct {
+	Reason  EndReason `json:"reason"`
+	Cause   string    `json:"cause,omitempty"`   // for aborted: user, parent, hook
+	Message string    `json:"message,omitempty"` // for error and others: what happened
+	Code    string    `json:"code,omitempty"`
+}
+
+// StepStart opens a step: one model request plus the tool calls it asked for.
+type StepStart struct {
+	Step int `json:"step"` // 1-based within the turn
+}
+
+// StepEnd closes a step.
+type StepEnd struct {
+	Step   int              `json:"step"`
+	Usage  llm.Usage        `json:"usage,omitzero"`
+	Finish llm.FinishReason `json:"finish,omitempty"`
+}
+
+// UserMessage is a prompt.
+type UserMessage struct {
+	Parts  []llm.Part `json:"parts"`
+	Source string     `json:"source,omitempty"`
+}
+
+// PromptBlocked records a prompt a hook denied; it never reached the model.
+type PromptBlocked struct {
+	Reason string `json:"reason"`
+	Hook   string `json:"hook,omitempty"`
+}
+
+// ContextMessage is context given to the model (an inject, a hook's
+// additional context), rendered as context rather than as a prompt.
+type ContextMessage struct {
+	Parts  []llm.Part `json:"parts"`
+	Source string     `json:"source,omitempty"`
+}
+
+// SteeringMessage is a message sent while the agent works; the next
+// request sees it after the step's tool results.
+type SteeringMessage struct {
+	Parts  []llm.Part `json:"parts"`
+	Source string     `json:"source,omitempty"`
+}
+
+// RequestHeader records what, besides the derived history, makes up a
+// model request. It is written on a turn's first step and whenever one of
+// its fields changes, so every request can be rebuilt from the log.
+type RequestHeader struct {
+	Provider   string          `json:"provider"`
+	Model      string          `json:"model"`
+	Sampling   json.RawMessage `json:"sampling,omitempty"` // the request's sampling and reasoning fields
+	System     []llm.Text      `json:"system,omitempty"`
+	SystemHash string          `json:"system_hash,omitempty"`
+	Tools      []string        `json:"tools,omitempty"` // names in the order offered
+	ToolsHash  string          `json:"tools_hash,omitempty"`
+	Reason     string          `json:"reason"` // initial, change, resume
+}
+
+// AssistantChunk carries coalesced stream deltas of the current response,
+// for exact replay. Stores may pack a run of them into one record.
+type AssistantChunk struct {
+	Step   int          `json:"step"`
+	Deltas []ChunkDelta `json:"deltas"`
+}
+
+// ChunkDelta is one coalesced delta: Kind is text, reasoning or tool_call.
+type ChunkDelta struct {
+	Index int        `json:"index"`
+	Kind  string     `json:"kind"`
+	Text  string     `json:"text,omitempty"`
+	ID    llm.CallID `json:"id,omitempty"`
+	Name  string     `json:"name,omitempty"`
+}
+
+// AssistantMessage is the model's response. An interrupted one holds what
+// streamed before a cancel, with no tool calls.
+type AssistantMessage struct {
+	Parts       []llm.Part       `json:"parts"`
+	Provenance  *llm.Provenance  `json:"provenance,omitempty"`
+	Usage       llm.Usage        `json:"usage,omitzero"`
+	Finish      llm.FinishReason `json:"finish,omitempty"`
+	Interrupted bool             `json:"interrupted,omitempty"`
+}
+
+// ToolCall records that a tool call started executing, with the arguments
+// it ran with (after coercion and hook edits). A call in an assistant
+// message without a ToolCall event never started.
+type ToolCall struct {
+	CallID  llm.CallID      `json:"call_id"`
+	Name    string          `json:"name"`
+	Args    json.RawMessage `json:"args,omitempty"`
+	Origin  string          `json:"origin,omitempty"`  // native, mcp, provider
+	Coerced []string        `json:"coerced,omitempty"` // paths of coerced fields
+}
+
+// ToolResult answers a tool call; every call in an assistant message gets
+// exactly one.
+type ToolResult struct {
+	CallID      llm.CallID    `json:"call_id"`
+	Name        string        `json:"name,omitempty"`
+	Parts       []llm.Part    `json:"parts"`
+	IsError     bool          `json:"is_error,omitempty"`
+	Code        string        `json:"code,omitempty"`
+	Outcome     string        `json:"outcome,omitempty"`
+	Duration    time.Duration `json:"duration,omitempty"`
+	Interrupted bool          `json:"interrupted,omitempty"`
+}
+
+// HookDecision records a hook's non-continue decision.
+type HookDecision struct {
+	Point    string          `json:"point"`
+	Hook     string          `json:"hook,omitempty"`
+	Decision string          `json:"decision"` // edit, deny, substitute, stop, continue, allow, ask
+	Reason   string          `json:"reason,omitempty"`
+	CallID   llm.CallID      `json:"call_id,omitempty"`
+	Detail   json.RawMessage `json:"detail,omitempty"`
+}
+
+// Compaction replaces the events with seqs FromSeq..ToSeq (inclusive) in
+// the derived history by Summary. The originals stay in the log.
+type Compaction struct {
+	Summary      string `json:"summary"`
+	FromSeq      int64  `json:"from_seq"`
+	ToSeq        int64  `json:"to_seq"`
+	TokensBefore int64  `json:"tokens_before,omitempty"`
+	TokensAfter  int64  `json:"tokens_after,omitempty"`
+}
+
+// TodoItem is one entry of the model's plan.
+type TodoItem struct {
+	ID      string `json:"id,omitempty"`
+	Content string `json:"content"`
+	Status  string `json:"status"` // pending, in_progress, completed
+}
+
+// TodoWrite records the model's plan as it now stands.
+type TodoWrite struct {
+	Items []TodoItem `json:"items"`
+}
+
+// SessionMeta sets a metadata key of the session.
+type SessionMeta struct {
+	Key   string `json:"key"`
+	Value string `json:"value"`
+}
+
+// Repair records a change made to keep the log or the request well formed:
+// an orphan result dropped, a missing result synthesised, a duplicate id
+// renamed, a tail turn closed after a crash.
+type Repair struct {
+	Kind   string     `json:"kind"`
+	CallID llm.CallID `json:"call_id,omitempty"`
+	Detail string     `json:"detail,omitempty"`
+}
+
+// Retry records a failed model request that will be sent again.
+type Retry struct {
+	Attempt int           `json:"attempt"`
+	Kind    string        `json:"kind"` // the llm.ErrorKind
+	Delay   time.Duration `json:"delay"`
+	Error   string        `json:"error"`
+}
+
+// Fallback records a switch to the next model target.
+type Fallback struct {
+	FromProvider string `json:"from_provider"`
+	FromModel    string `json:"from_model"`
+	ToProvider   string `json:"to_provider"`
+	ToModel      string `json:"to_model"`
+	Reason       string `json:"reason"`
+}
+
+// Unknown keeps an event of a type this version does not know, so that it
+// survives reading, export and import unchanged.
+type Unknown struct {
+	Type string
+	Raw  json.RawMessage
+}
+
+func (*TurnStart) EventType() string        { return TypeTurnStart }
+func (*TurnEnd) EventType() string          { return TypeTurnEnd }
+func (*StepStart) EventType() string        { return TypeStepStart }
+func (*StepEnd) EventType() string          { return TypeStepEnd }
+func (*UserMessage) EventType() string      { return TypeUserMessage }
+func (*PromptBlocked) EventType() string    { return TypePromptBlocked }
+func (*ContextMessage) EventType() string   { return TypeContextMessage }
+func (*SteeringMessage) EventType() string  { return TypeSteeringMessage }
+func (*RequestHeader) EventType() string    { return TypeRequestHeader }
+func (*AssistantChunk) EventType() string   { return TypeAssistantChunk }
+func (*AssistantMessage) EventType() string { return TypeAssistantMessage }
+func (*ToolCall) EventType() string         { return TypeToolCall }
+func (*ToolResult) EventType() string       { return TypeToolResult }
+func (*HookDecision) EventType() string     { return TypeHookDecision }
+func (*Compaction) EventType() string       { return TypeCompaction }
+func (*TodoWrite) EventType() string        { return TypeTodoWrite }
+func (*SessionMeta) EventType() string      { return TypeSessionMeta }
+func (*Repair) EventType() string           { return TypeRepair }
+func (*Retry) EventType() string            { return TypeRetry }
+func (*Fallback) EventType() string         { return TypeFallback }
+func (u *Unknown) EventType() string        { return u.Type }
+
+func (*TurnStart) isPayload()        {}
+func (*TurnEnd) isPayload()          {}
+func (*StepStart) isPayload()        {}
+func (*StepEnd) isPayload()          {}
+func (*UserMessage) isPayload()      {}
+func (*PromptBlocked) isPayload()    {}
+func (*ContextMessage) isPayload()   {}
+func (*SteeringMessage) isPayload()  {}
+func (*RequestHeader) isPayload()    {}
+func (*AssistantChunk) isPayload()   {}
+func (*AssistantMessage) isPayload() {}
+func (*ToolCall) isPayload()         {}
+func (*ToolResult) isPayload()       {}
+func (*HookDecision) isPayload()     {}
+func (*Compaction) isPayload()       {}
+func (*TodoWrite) isPayload()        {}
+func (*SessionMeta) isPayload()      {}
+func (*Repair) isPayload()           {}
+func (*Retry) isPayload()            {}
+func (*Fallback) isPayload()         {}
+func (*Unknown) isPayload()          {}

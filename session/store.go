@@ -1,0 +1,58 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"iter"
+	"time"
+)
+
+// Errors callers branch on.
+var (
+	ErrNotFound    = errors.New("session: not found")
+	ErrExists      = errors.New("session: already exists")
+	ErrSeqConflict = errors.New("session: seq conflict") // an append's first seq is not last+1
+	ErrLocked      = errors.New("session: locked by another process")
+	ErrCorrupt     = errors.New("session: corrupt")
+	ErrUnsupported = errors.New("session: unsupported format version")
+	ErrClosed      = errors.New("session: store closed")
+)
+
+// Info describes a session for listings.
+type Info struct {
+	ID      ID
+	Created time.Time
+	Updated time.Time // time of the last appended event
+	LastSeq int64
+	WorkDir string
+	Parent  ID // the session this one was forked from
+	Meta    map[string]string
+}
+
+// CreateRequest describes a new session. A zero ID asks the store to make one.
+type CreateRequest struct {
+	ID      ID
+	WorkDir string
+	Parent  ID
+	Meta    map[string]string
+}
+
+// Store is the seam to where session logs live.
+//
+// Append is the commit point: once it returns nil, the events survive a
+// crash of the process (to the store's durability setting). Events must
+// carry consecutive seqs starting at the session's last seq + 1, else
+// ErrSeqConflict and nothing is written. Append never rewrites earlier
+// events. Events yields the events with seq > afterSeq in order; it may
+// run concurrently with Append. A Store is safe for concurrent use; Close
+// releases it and any locks it holds.
+type Store interface {
+	Create(ctx context.Context, req *CreateRequest) (ID, error)
+	Append(ctx context.Context, id ID, events ...Event) error
+	Events(ctx context.Context, id ID, afterSeq int64) iter.Seq2[Event, error]
+	Info(ctx context.Context, id ID) (*Info, error)
+	List(ctx context.Context) ([]Info, error)
+	SetMeta(ctx context.Context, id ID, key, value string) error
+	Delete(ctx context.Context, id ID) error
+	Close() error
+}
