@@ -1,0 +1,196 @@
+package hook
+
+import (
+	"encoding/json"
+
+	"github.com/reinhq/rein/llm"
+	"github.com/reinhq/rein/tool"
+)
+
+// Decision names as recorded in hook.decision events.
+const (
+	DecisionContinue   = "continue"
+	DecisionEdit       = "edit"
+	DecisionDeny       = "deny"
+	DecisionSubstitute = "substitute"
+	DecisionStop       = "stop"
+	DecisionReplace    = "replace"
+	DecisionRewrite    = "rewrite"
+	DecisionNudge      = "nudge"
+	DecisionAllow      = "allow"
+	DecisionAsk        = "ask"
+)
+
+// Decision is implemented by every decision type. Kind is the decision's
+// name in a hook.decision event.
+type Decision interface {
+	Kind() string
+}
+
+// PromptDecision is a prompt-submit handler's decision: *EditPrompt or *Deny.
+type PromptDecision interface {
+	Decision
+	isPromptDecision()
+}
+
+// RequestDecision is a before-request handler's decision: *ReplaceRequest,
+// *RewriteMessages or *Stop.
+type RequestDecision interface {
+	Decision
+	isRequestDecision()
+}
+
+// GateDecision is a tool gate handler's decision: *EditArgs, *Deny or
+// *Substitute.
+type GateDecision interface {
+	Decision
+	isGateDecision()
+}
+
+// ApprovalDecision is an approval handler's decision: *Allow, *Ask or *Deny.
+type ApprovalDecision interface {
+	Decision
+	isApprovalDecision()
+}
+
+// ResultDecision is a tool result handler's decision: *RewriteResult.
+type ResultDecision interface {
+	Decision
+	isResultDecision()
+}
+
+// SubstituteDecision is the decision of a tool-error or unknown-tool
+// handler: *Substitute.
+type SubstituteDecision interface {
+	Decision
+	isSubstituteDecision()
+}
+
+// FinalizeDecision is a finalize handler's decision: *Nudge (continue the
+// turn) or *Stop (end it now).
+type FinalizeDecision interface {
+	Decision
+	isFinalizeDecision()
+}
+
+// StepEndDecision is a step-end handler's decision: *Stop.
+type StepEndDecision interface {
+	Decision
+	isStepEndDecision()
+}
+
+// Deny refuses: a prompt never reaches the model, a tool call never runs
+// (its result is "Blocked: <Reason>"), an approval is refused.
+type Deny struct {
+	Reason string
+}
+
+// EditPrompt replaces the prompt's parts.
+type EditPrompt struct {
+	Parts []llm.Part
+}
+
+// EditArgs replaces a tool call's arguments. The new arguments are
+// validated again; invalid ones are rejected like invalid model input.
+type EditArgs struct {
+	Args json.RawMessage
+}
+
+// Substitute answers a tool call with Result instead of running the tool
+// (gate), or replaces the result of a failed or unknown call.
+type Substitute struct {
+	Result *tool.Result
+	Reason string
+}
+
+// ReplaceRequest replaces the whole model request of this step. The
+// handler must not modify the request it was given; it returns a new one.
+type ReplaceRequest struct {
+	Request *llm.Request
+}
+
+// RewriteMessages replaces the messages of this one request. The log is
+// untouched, so the next request is built from the log again.
+type RewriteMessages struct {
+	Messages []llm.Message
+}
+
+// Stop ends the turn. Before a request, Answer (when set) is recorded as
+// the assistant's final answer and no request is sent.
+type Stop struct {
+	Answer string
+	Reason string
+}
+
+// RewriteResult replaces a tool's result before the model sees it.
+type RewriteResult struct {
+	Result *tool.Result
+}
+
+// Nudge continues a turn the model wanted to end, with Text as a new user
+// message. The continuation counts as a step.
+type Nudge struct {
+	Text string
+}
+
+// Allow approves a tool call. Always asks the approver to remember the
+// approval for the rest of the session.
+type Allow struct {
+	Reason string
+	Always bool
+}
+
+// Ask defers an approval to the agent's approver; with none, it is denied.
+type Ask struct {
+	Reason string
+}
+
+// Kind returns "deny".
+func (*Deny) Kind() string { return DecisionDeny }
+
+// Kind returns "edit".
+func (*EditPrompt) Kind() string { return DecisionEdit }
+
+// Kind returns "edit".
+func (*EditArgs) Kind() string { return DecisionEdit }
+
+// Kind returns "substitute".
+func (*Substitute) Kind() string { return DecisionSubstitute }
+
+// Kind returns "replace".
+func (*ReplaceRequest) Kind() string { return DecisionReplace }
+
+// Kind returns "rewrite".
+func (*RewriteMessages) Kind() string { return DecisionRewrite }
+
+// Kind returns "stop".
+func (*Stop) Kind() string { return DecisionStop }
+
+// Kind returns "rewrite".
+func (*RewriteResult) Kind() string { return DecisionRewrite }
+
+// Kind returns "nudge".
+func (*Nudge) Kind() string { return DecisionNudge }
+
+// Kind returns "allow".
+func (*Allow) Kind() string { return DecisionAllow }
+
+// Kind returns "ask".
+func (*Ask) Kind() string { return DecisionAsk }
+
+func (*Deny) isPromptDecision()             {}
+func (*EditPrompt) isPromptDecision()       {}
+func (*ReplaceRequest) isRequestDecision()  {}
+func (*RewriteMessages) isRequestDecision() {}
+func (*Stop) isRequestDecision()            {}
+func (*EditArgs) isGateDecision()           {}
+func (*Deny) isGateDecision()               {}
+func (*Substitute) isGateDecision()         {}
+func (*Allow) isApprovalDecision()          {}
+func (*Ask) isApprovalDecision()            {}
+func (*Deny) isApprovalDecision()           {}
+func (*RewriteResult) isResultDecision()    {}
+func (*Substitute) isSubstituteDecision()   {}
+func (*Nudge) isFinalizeDecision()          {}
+func (*Stop) isFinalizeDecision()           {}
+func (*Stop) isStepEndDecision()            {}

@@ -1,0 +1,715 @@
+package hook
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/reinhq/rein/llm"
+	"github.com/reinhq/rein/session"
+	"github.com/reinhq/rein/tool"
+)
+
+// Point names an interception point.
+type Point string
+
+// The interception points, in the order a turn meets them.
+const (
+	PointPrompt      Point = "prompt"       // a prompt is submitted
+	PointRequest     Point = "request"      // before each model request
+	PointToolGate    Point = "tool-gate"    // before a tool call is validated and run
+	PointApproval    Point = "approval"     // a validated call asks to run
+	PointToolResult  Point = "tool-result"  // a tool returned, before the model sees it
+	PointToolError   Point = "tool-error"   // a tool failed or panicked
+	PointUnknownTool Point = "unknown-tool" // the model named a tool that does not exist
+	PointFinalize    Point = "finalize"     // the model answered without a tool call
+	PointStepEnd     Point = "step-end"     // after each step
+	PointPostTool    Point = "post-tool"    // notification: an executed call ended
+	PointDispatched  Point = "dispatched"   // notification: a call was settled
+)
+
+// Scope says where an input comes from.
+type Scope struct {
+	Session session.ID
+	Turn    session.TurnID
+	Run     session.RunID
+	Agent   string
+	Step    int // 0 before the first step
+}
+
+// PromptInput is the input of a prompt-submit handler.
+type PromptInput struct {
+	Scope
+	Parts  []llm.Part
+	Source string // user, follow-up, …
+}
+
+// RequestInput is the input of a before-request handler. Request is shared
+// with the loop: a handler must not modify it, and returns a
+// *ReplaceRequest or *RewriteMessages instead.
+type RequestInput struct {
+	Scope
+	Request *llm.Request
+}
+
+// ToolInput is the input of a tool gate or approval handler.
+type ToolInput struct {
+	Scope
+	Call llm.ToolCall
+	// Spec is the tool's spec, or nil when the model named an unknown tool.
+	Spec *tool.Spec
+	// Validated reports whether Call.Args passed validation: true at the
+	// approval point, false at the gate, which runs first.
+	Validated bool
+}
+
+// ToolResultInput is the input of a tool-result handler.
+type ToolResultInput struct {
+	Scope
+	Call     llm.ToolCall
+	Result   *tool.Result
+	Outcome  string // execute, gate-block, substitute, …
+	Duration time.Duration
+}
+
+// ToolErrorInput is the input of a tool-error handler.
+type ToolErrorInput struct {
+	Scope
+	Call llm.ToolCall
+	Err  error
+}
+
+// UnknownToolInput is the input of an unknown-tool handler.
+type UnknownToolInput struct {
+	Scope
+	Call llm.ToolCall
+}
+
+// FinalizeInput is the input of a finalize handler: the model answered
+// without asking for a tool.
+type FinalizeInput struct {
+	Scope
+	Message *llm.Message
+}
+
+// StepEndInput is the input of a step-end handler.
+type StepEndInput struct {
+	Scope
+	Message *llm.Message // the step's assistant message
+	Usage   llm.Usage
+	Finish  llm.FinishReason
+}
+
+// Handler function types, one per point. A nil decision means continue.
+type (
+	PromptFunc      func(ctx context.Context, in *PromptInput) (PromptDecision, error)
+	RequestFunc     func(ctx context.Context, in *RequestInput) (RequestDecision, error)
+	GateFunc        func(ctx context.Context, in *ToolInput) (GateDecision, error)
+	ApprovalFunc    func(ctx context.Context, in *ToolInput) (ApprovalDecision, error)
+	ToolResultFunc  func(ctx context.Context, in *ToolResultInput) (ResultDecision, error)
+	ToolErrorFunc   func(ctx context.Context, in *ToolErrorInput) (SubstituteDecision, error)
+	UnknownToolFunc func(ctx context.Context, in *UnknownToolInput) (SubstituteDecision, error)
+	FinalizeFunc    func(ctx context.Context, in *FinalizeInput) (FinalizeDecision, error)
+	StepEndFunc     func(ctx context.Context, in *StepEndInput) (StepEndDecision, error)
+)
+
+// Error is a handler's failure: it returned an error or panicked. The
+// boundary it guarded fails closed.
+type Error struct {
+	Point Point
+	Hook  string
+	Err   error
+}
+
+// Error names the point and the handler.
+func (e *Error) Error() string {
+	return fmt.Sprintf("hook %q at %s failed: %v; the %s boundary was failed closed", e.Hook, e.Point, e.Err, e.Point)
+}
+
+// Unwrap returns the handler's error.
+func (e *Error) Unwrap() error { return e.Err }
+
+// Record is one non-continue decision, for a hook.decision event.
+type Record struct {
+	Point    Point
+	Hook     string
+	Decision string
+	Reason   string
+}
+
+// Event returns the record as a session payload.
+func (r Record) Event(call llm.CallID) *session.HookDecision {
+	return &session.HookDecision{Point: string(r.Point), Hook: r.Hook, Decision: r.Decision, Reason: r.Reason, CallID: call}
+}
+
+type entry[F any] struct {
+	name string
+	fn   F
+}
+
+// Set holds handlers and observer subscriptions. Register everything
+// before handing the Set to an agent or a run; a Set is read-only, and so
+// safe for concurrent use, from then on. The zero value is an empty Set.
+type Set struct {
+	prompt     []entry[PromptFunc]
+	request    []entry[RequestFunc]
+	gate       []entry[GateFunc]
+	approval   []entry[ApprovalFunc]
+	result     []entry[ToolResultFunc]
+	toolErr    []entry[ToolErrorFunc]
+	unknown    []entry[UnknownToolFunc]
+	finalize   []entry[FinalizeFunc]
+	post       []entry[PostToolFunc]
+	dispatched []entry[DispatchedFunc]
+	stepEnd    []entry[StepEndFunc]
+	observers  []Subscription
+}
+
+// Prompt registers a prompt-submit handler.
+func (s *Set) Prompt(name string, f PromptFunc) *Set {
+	s.prompt = append(s.prompt, entry[PromptFunc]{name, f})
+	return s
+}
+
+// Request registers a before-request handler.
+func (s *Set) Request(name string, f RequestFunc) *Set {
+	s.request = append(s.request, entry[RequestFunc]{name, f})
+	return s
+}
+
+// ToolGate registers a tool gate (pre-tool-use) handler. It runs once per
+// call, before the unknown-tool check and validation, so an edit of the
+// arguments is validated like the model's own.
+func (s *Set) ToolGate(name string, f GateFunc) *Set {
+	s.gate = append(s.gate, entry[GateFunc]{name, f})
+	return s
+}
+
+// Approval registers an approval handler.
+func (s *Set) Approval(name string, f ApprovalFunc) *Set {
+	s.approval = append(s.approval, entry[ApprovalFunc]{name, f})
+	return s
+}
+
+// ToolResult registers a tool-result handler.
+func (s *Set) ToolResult(name string, f ToolResultFunc) *Set {
+	s.result = append(s.result, entry[ToolResultFunc]{name, f})
+	return s
+}
+
+// ToolError registers a tool-error handler.
+func (s *Set) ToolError(name string, f ToolErrorFunc) *Set {
+	s.toolErr = append(s.toolErr, entry[ToolErrorFunc]{name, f})
+	return s
+}
+
+// UnknownTool registers an unknown-tool handler.
+func (s *Set) UnknownTool(name string, f UnknownToolFunc) *Set {
+	s.unknown = append(s.unknown, entry[UnknownToolFunc]{name, f})
+	return s
+}
+
+// Finalize registers a finalize handler.
+func (s *Set) Finalize(name string, f FinalizeFunc) *Set {
+	s.finalize = append(s.finalize, entry[FinalizeFunc]{name, f})
+	return s
+}
+
+// StepEnd registers a step-end handler.
+func (s *Set) StepEnd(name string, f StepEndFunc) *Set {
+	s.stepEnd = append(s.stepEnd, entry[StepEndFunc]{name, f})
+	return s
+}
+
+// Observe subscribes fn to events of eventType ("*" for all). The agent
+// delivers them through its Bus.
+func (s *Set) Observe(name, eventType string, fn Observer) *Set {
+	s.observers = append(s.observers, Subscription{Name: name, Type: eventType, Fn: fn})
+	return s
+}
+
+// Observers returns the Set's observer subscriptions.
+func (s *Set) Observers() []Subscription {
+	if s == nil {
+		return nil
+	}
+	return s.observers
+}
+
+// Chain is the agent-level Set followed by a run-level Set. The zero
+// Chain has no handlers and dispatches for free.
+type Chain struct {
+	Agent *Set
+	Run   *Set
+}
+
+// Join returns the chain of the agent's and a run's sets; either may be nil.
+func Join(agentSet, runSet *Set) Chain { return Chain{agentSet, runSet} }
+
+type activeKey struct{}
+
+// active reports whether point p's chain is running on ctx.
+func active(ctx context.Context, p Point) bool {
+	v, _ := ctx.Value(activeKey{}).(*activePoints)
+	for ; v != nil; v = v.parent {
+		if v.p == p {
+			return true
+		}
+	}
+	return false
+}
+
+type activePoints struct {
+	p      Point
+	parent *activePoints
+}
+
+// Within reports whether ctx is inside a running chain of point p, that
+// is, whether the code holding ctx was called by a handler of p.
+func Within(ctx context.Context, p Point) bool { return active(ctx, p) }
+
+func enter(ctx context.Context, p Point) context.Context {
+	parent, _ := ctx.Value(activeKey{}).(*activePoints)
+	return context.WithValue(ctx, activeKey{}, &activePoints{p, parent})
+}
+
+// handlers returns the entries of one point from both sets.
+func handlers[F any](c Chain, get func(*Set) []entry[F]) (a, b []entry[F]) {
+	if c.Agent != nil {
+		a = get(c.Agent)
+	}
+	if c.Run != nil {
+		b = get(c.Run)
+	}
+	return a, b
+}
+
+func call[I any, D Decision, F ~func(context.Context, I) (D, error)](ctx context.Context, p Point, e entry[F], in I) (d D, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = &Error{Point: p, Hook: e.name, Err: fmt.Errorf("panic: %v", r)}
+		}
+	}()
+	d, err = e.fn(ctx, in)
+	if err != nil {
+		err = &Error{Point: p, Hook: e.name, Err: err}
+	}
+	return d, err
+}
+
+// dispatch runs the handlers of one point; step is told each decision and
+// returns false to end the chain.
+func dispatch[I any, D Decision, F ~func(context.Context, I) (D, error)](ctx context.Context, p Point, a, b []entry[F], in I, step func(name string, d D) bool) error {
+	if len(a)+len(b) == 0 || active(ctx, p) {
+		return nil
+	}
+	ctx = enter(ctx, p)
+	for _, list := range [2][]entry[F]{a, b} {
+		for _, e := range list {
+			d, err := call(ctx, p, e, in)
+			if err != nil {
+				return err
+			}
+			if isNil(d) {
+				continue
+			}
+			if !step(e.name, d) {
+				return nil
+			}
+		}
+	}
+	return nil
+}
+
+func isNil(d Decision) bool {
+	if d == nil {
+		return true
+	}
+	switch v := d.(type) {
+	case *Deny:
+		return v == nil
+	case *EditPrompt:
+		return v == nil
+	case *EditArgs:
+		return v == nil
+	case *Substitute:
+		return v == nil
+	case *ReplaceRequest:
+		return v == nil
+	case *RewriteMessages:
+		return v == nil
+	case *Stop:
+		return v == nil
+	case *RewriteResult:
+		return v == nil
+	case *Nudge:
+		return v == nil
+	case *Allow:
+		return v == nil
+	case *Ask:
+		return v == nil
+	}
+	return false
+}
+
+func reasonOf(d Decision) string {
+	switch v := d.(type) {
+	case *Deny:
+		return v.Reason
+	case *Substitute:
+		return v.Reason
+	case *Stop:
+		return v.Reason
+	case *Allow:
+		return v.Reason
+	case *Ask:
+		return v.Reason
+	}
+	return ""
+}
+
+func record(p Point, name string, d Decision) Record {
+	return Record{Point: p, Hook: name, Decision: d.Kind(), Reason: reasonOf(d)}
+}
+
+// Has reports whether the chain has any handler for p.
+func (c Chain) Has(p Point) bool {
+	n := 0
+	for _, s := range [2]*Set{c.Agent, c.Run} {
+		if s == nil {
+			continue
+		}
+		switch p {
+		case PointPrompt:
+			n += len(s.prompt)
+		case PointRequest:
+			n += len(s.request)
+		case PointToolGate:
+			n += len(s.gate)
+		case PointApproval:
+			n += len(s.approval)
+		case PointToolResult:
+			n += len(s.result)
+		case PointToolError:
+			n += len(s.toolErr)
+		case PointUnknownTool:
+			n += len(s.unknown)
+		case PointFinalize:
+			n += len(s.finalize)
+		case PointStepEnd:
+			n += len(s.stepEnd)
+		}
+	}
+	return n > 0
+}
+
+// PromptOutcome is the result of the prompt-submit chain.
+type PromptOutcome struct {
+	Parts   []llm.Part // the prompt after edits
+	Denied  *Deny      // non-nil when a handler denied it
+	Hook    string     // the handler that denied
+	Records []Record
+}
+
+// Prompt runs the prompt-submit chain.
+func (c Chain) Prompt(ctx context.Context, in *PromptInput) (PromptOutcome, error) {
+	out := PromptOutcome{Parts: in.Parts}
+	a, b := handlers(c, func(s *Set) []entry[PromptFunc] { return s.prompt })
+	err := dispatch(ctx, PointPrompt, a, b, in, func(name string, d PromptDecision) bool {
+		out.Records = append(out.Records, record(PointPrompt, name, d))
+		switch d := d.(type) {
+		case *EditPrompt:
+			in.Parts = d.Parts
+			out.Parts = d.Parts
+		case *Deny:
+			out.Denied, out.Hook = d, name
+			return false
+		}
+		return true
+	})
+	return out, err
+}
+
+// RequestOutcome is the result of the before-request chain.
+type RequestOutcome struct {
+	Request *llm.Request // the request to send (the input's unless replaced or rewritten)
+	Stop    *Stop        // non-nil when a handler stopped the turn
+	Hook    string       // the handler that stopped it
+	Records []Record
+}
+
+// Request runs the before-request chain. A rewrite copies the request, so
+// the input's message slice is never modified.
+func (c Chain) Request(ctx context.Context, in *RequestInput) (RequestOutcome, error) {
+	out := RequestOutcome{Request: in.Request}
+	a, b := handlers(c, func(s *Set) []entry[RequestFunc] { return s.request })
+	err := dispatch(ctx, PointRequest, a, b, in, func(name string, d RequestDecision) bool {
+		out.Records = append(out.Records, record(PointRequest, name, d))
+		switch d := d.(type) {
+		case *ReplaceRequest:
+			if d.Request != nil {
+				in.Request = d.Request
+				out.Request = d.Request
+			}
+		case *RewriteMessages:
+			r := *in.Request
+			r.Messages = d.Messages
+			in.Request = &r
+			out.Request = &r
+		case *Stop:
+			out.Stop, out.Hook = d, name
+			return false
+		}
+		return true
+	})
+	return out, err
+}
+
+// GateOutcome is the result of the tool gate chain.
+type GateOutcome struct {
+	Args       json.RawMessage // the arguments after edits; nil when unchanged
+	Denied     *Deny
+	Substitute *Substitute
+	Hook       string // the handler that denied or substituted
+	Records    []Record
+}
+
+// Gate runs the tool gate chain. An edit feeds the next handler; a deny
+// ends the chain and wins over a substitute from an earlier handler.
+func (c Chain) Gate(ctx context.Context, in *ToolInput) (GateOutcome, error) {
+	var out GateOutcome
+	a, b := handlers(c, func(s *Set) []entry[GateFunc] { return s.gate })
+	err := dispatch(ctx, PointToolGate, a, b, in, func(name string, d GateDecision) bool {
+		out.Records = append(out.Records, record(PointToolGate, name, d))
+		switch d := d.(type) {
+		case *EditArgs:
+			in.Call.Args = d.Args
+			out.Args = d.Args
+		case *Deny:
+			out.Denied, out.Hook, out.Substitute = d, name, nil
+			return false
+		case *Substitute:
+			if out.Substitute == nil {
+				out.Substitute, out.Hook = d, name
+			}
+		}
+		return true
+	})
+	return out, err
+}
+
+// ApprovalOutcome is the result of the approval chain. With no decision
+// from any handler, Decision is nil and the agent's approver decides.
+type ApprovalOutcome struct {
+	Decision ApprovalDecision
+	Hook     string
+	Records  []Record
+}
+
+// Approval runs the approval chain. A deny ends it; otherwise the
+// strictest decision wins (ask over allow).
+func (c Chain) Approval(ctx context.Context, in *ToolInput) (ApprovalOutcome, error) {
+	var out ApprovalOutcome
+	a, b := handlers(c, func(s *Set) []entry[ApprovalFunc] { return s.approval })
+	err := dispatch(ctx, PointApproval, a, b, in, func(name string, d ApprovalDecision) bool {
+		out.Records = append(out.Records, record(PointApproval, name, d))
+		switch d.(type) {
+		case *Deny:
+			out.Decision, out.Hook = d, name
+			return false
+		case *Ask:
+			out.Decision, out.Hook = d, name
+		case *Allow:
+			if out.Decision == nil {
+				out.Decision, out.Hook = d, name
+			}
+		}
+		return true
+	})
+	return out, err
+}
+
+// ResultOutcome is the result of the tool-result chain.
+type ResultOutcome struct {
+	Result  *tool.Result
+	Records []Record
+}
+
+// ToolResult runs the tool-result chain; each rewrite feeds the next handler.
+func (c Chain) ToolResult(ctx context.Context, in *ToolResultInput) (ResultOutcome, error) {
+	out := ResultOutcome{Result: in.Result}
+	a, b := handlers(c, func(s *Set) []entry[ToolResultFunc] { return s.result })
+	err := dispatch(ctx, PointToolResult, a, b, in, func(name string, d ResultDecision) bool {
+		out.Records = append(out.Records, record(PointToolResult, name, d))
+		if d, ok := d.(*RewriteResult); ok && d.Result != nil {
+			in.Result = d.Result
+			out.Result = d.Result
+		}
+		return true
+	})
+	return out, err
+}
+
+// SubstituteOutcome is the result of the tool-error and unknown-tool chains.
+type SubstituteOutcome struct {
+	Substitute *Substitute // the first substitute; nil for the default result
+	Hook       string
+	Records    []Record
+}
+
+// ToolError runs the tool-error chain; the first substitute ends it.
+func (c Chain) ToolError(ctx context.Context, in *ToolErrorInput) (SubstituteOutcome, error) {
+	var out SubstituteOutcome
+	a, b := handlers(c, func(s *Set) []entry[ToolErrorFunc] { return s.toolErr })
+	err := dispatch(ctx, PointToolError, a, b, in, func(name string, d SubstituteDecision) bool {
+		return out.take(PointToolError, name, d)
+	})
+	return out, err
+}
+
+// UnknownTool runs the unknown-tool chain; the first substitute ends it.
+func (c Chain) UnknownTool(ctx context.Context, in *UnknownToolInput) (SubstituteOutcome, error) {
+	var out SubstituteOutcome
+	a, b := handlers(c, func(s *Set) []entry[UnknownToolFunc] { return s.unknown })
+	err := dispatch(ctx, PointUnknownTool, a, b, in, func(name string, d SubstituteDecision) bool {
+		return out.take(PointUnknownTool, name, d)
+	})
+	return out, err
+}
+
+func (out *SubstituteOutcome) take(p Point, name string, d SubstituteDecision) bool {
+	out.Records = append(out.Records, record(p, name, d))
+	if s, ok := d.(*Substitute); ok && s.Result != nil {
+		out.Substitute, out.Hook = s, name
+		return false
+	}
+	return true
+}
+
+// FinalizeOutcome is the result of the finalize chain.
+type FinalizeOutcome struct {
+	Nudge   *Nudge // continue the turn with this message
+	Stop    *Stop  // end the turn now, even if follow-ups are queued
+	Hook    string
+	Records []Record
+}
+
+// Finalize runs the finalize chain; the first nudge or stop ends it.
+func (c Chain) Finalize(ctx context.Context, in *FinalizeInput) (FinalizeOutcome, error) {
+	var out FinalizeOutcome
+	a, b := handlers(c, func(s *Set) []entry[FinalizeFunc] { return s.finalize })
+	err := dispatch(ctx, PointFinalize, a, b, in, func(name string, d FinalizeDecision) bool {
+		out.Records = append(out.Records, record(PointFinalize, name, d))
+		switch d := d.(type) {
+		case *Nudge:
+			out.Nudge, out.Hook = d, name
+		case *Stop:
+			out.Stop, out.Hook = d, name
+		}
+		return false
+	})
+	return out, err
+}
+
+// StepEndOutcome is the result of the step-end chain.
+type StepEndOutcome struct {
+	Stop    *Stop
+	Hook    string
+	Records []Record
+}
+
+// StepEnd runs the step-end chain; the first stop ends it.
+func (c Chain) StepEnd(ctx context.Context, in *StepEndInput) (StepEndOutcome, error) {
+	var out StepEndOutcome
+	a, b := handlers(c, func(s *Set) []entry[StepEndFunc] { return s.stepEnd })
+	err := dispatch(ctx, PointStepEnd, a, b, in, func(name string, d StepEndDecision) bool {
+		out.Records = append(out.Records, record(PointStepEnd, name, d))
+		if s, ok := d.(*Stop); ok {
+			out.Stop, out.Hook = s, name
+			return false
+		}
+		return true
+	})
+	return out, err
+}
+
+// PostToolInput tells that an executed tool call ended: exactly once per
+// call whose body ran (or was replaced by a gate's substitute), with
+// success or failure. Calls that were denied, unknown or invalid never
+// ran and get no post notification.
+type PostToolInput struct {
+	Scope
+	Call        llm.ToolCall
+	Result      *tool.Result
+	Failed      bool
+	ErrorType   string // panic, error, result-error, cancelled, aborted; empty on success
+	Message     string // the error's message, when Failed
+	Duration    time.Duration
+	Interrupted bool
+}
+
+// DispatchedInput tells how one tool call of the model was settled, once
+// per call: Outcome is execute, gate-block, substitute, unknown,
+// invalid-input or cancelled.
+type DispatchedInput struct {
+	Scope
+	Call    llm.ToolCall
+	Outcome string
+}
+
+// Notification function types. They cannot change anything; a panic or
+// error in one is logged by the agent and otherwise ignored.
+type (
+	PostToolFunc   func(ctx context.Context, in *PostToolInput) error
+	DispatchedFunc func(ctx context.Context, in *DispatchedInput) error
+)
+
+// PostTool registers a post-tool-use notification.
+func (s *Set) PostTool(name string, f PostToolFunc) *Set {
+	s.post = append(s.post, entry[PostToolFunc]{name, f})
+	return s
+}
+
+// Dispatched registers a dispatched-call notification.
+func (s *Set) Dispatched(name string, f DispatchedFunc) *Set {
+	s.dispatched = append(s.dispatched, entry[DispatchedFunc]{name, f})
+	return s
+}
+
+// PostTool tells every post-tool-use handler; it returns the first
+// handler failure as a *Error after telling all of them.
+func (c Chain) PostTool(ctx context.Context, in *PostToolInput) error {
+	a, b := handlers(c, func(s *Set) []entry[PostToolFunc] { return s.post })
+	return notify(ctx, PointPostTool, a, b, in)
+}
+
+// Dispatched tells every dispatched-call handler; it returns the first
+// handler failure as a *Error after telling all of them.
+func (c Chain) Dispatched(ctx context.Context, in *DispatchedInput) error {
+	a, b := handlers(c, func(s *Set) []entry[DispatchedFunc] { return s.dispatched })
+	return notify(ctx, PointDispatched, a, b, in)
+}
+
+func notify[I any, F ~func(context.Context, I) error](ctx context.Context, p Point, a, b []entry[F], in I) (first error) {
+	if len(a)+len(b) == 0 || active(ctx, p) {
+		return nil
+	}
+	ctx = enter(ctx, p)
+	for _, list := range [2][]entry[F]{a, b} {
+		for _, e := range list {
+			err := func() (err error) {
+				defer func() {
+					if r := recover(); r != nil {
+						err = fmt.Errorf("panic: %v", r)
+					}
+				}()
+				return e.fn(ctx, in)
+			}()
+			if err != nil && first == nil {
+				first = &Error{Point: p, Hook: e.name, Err: err}
+			}
+		}
+	}
+	return first
+}
