@@ -3,6 +3,7 @@ package tool
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 
 	"github.com/reinhq/rein/llm"
 )
@@ -60,7 +61,7 @@ func Text(s string) *Result { return &Result{Parts: []llm.Part{&llm.Text{Text: s
 
 // Errorf returns an error result holding one text part.
 func Errorf(format string, args ...any) *Result {
-	r := Text(sprintf(format, args...))
+	r := Text(fmt.Sprintf(format, args...))
 	r.IsError = true
 	return r
 }

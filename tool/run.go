@@ -1,0 +1,62 @@
+package tool
+
+import (
+	"context"
+	"fmt"
+	"runtime/debug"
+)
+
+// MetaPanicStack is the Result.Meta key under which Run leaves the stack
+// of a tool that panicked, for the host's logs.
+const MetaPanicStack = "tool.panic_stack"
+
+// Run calls t the way the loop does and settles the call:
+//
+//   - a nil Progress is replaced by one that discards reports, so tools
+//     may always call it;
+//   - an error returned by the tool, or a panic, becomes an error result
+//     "Tool error: <message>" (the run goes on);
+//   - a nil result becomes an empty one;
+//   - when call.State is a *StagedState, its writes are committed if the
+//     call succeeded (no error, no panic, result not IsError) and
+//     discarded otherwise.
+//
+// err is only for failures of rein itself, such as a state commit that
+// did not reach the store; the result is still returned with it.
+func Run(ctx context.Context, t Tool, call *Call) (res *Result, err error) {
+	c := *call
+	if c.Progress == nil {
+		c.Progress = func(Progress) {}
+	}
+	res, failed := runGuarded(ctx, t, &c)
+	staged, _ := c.State.(*StagedState)
+	if staged == nil {
+		return res, nil
+	}
+	if failed || res.IsError {
+		staged.Discard()
+		return res, nil
+	}
+	if err := staged.Commit(ctx); err != nil {
+		return res, fmt.Errorf("tool: run %s: %w", t.Spec().Name, err)
+	}
+	return res, nil
+}
+
+func runGuarded(ctx context.Context, t Tool, call *Call) (res *Result, failed bool) {
+	defer func() {
+		if v := recover(); v != nil {
+			res = Errorf("Tool error: panic: %v", v)
+			res.WithMeta(MetaPanicStack, string(debug.Stack()))
+			failed = true
+		}
+	}()
+	res, err := t.Call(ctx, call)
+	if err != nil {
+		return Errorf("Tool error: %v", err), true
+	}
+	if res == nil {
+		res = &Result{}
+	}
+	return res, false
+}
