@@ -141,7 +141,7 @@ type typed[In any] struct {
 	fn       func(ctx context.Context, in In, call *Call) (*Result, error)
 }
 
-func (t *typed[In]) Spec() Spec             { return t.spec }
+func (t *typed[In]) Spec() Spec            { return t.spec }
 func (t *typed[In]) Validator() *Validator { return t.v }
 
 func (t *typed[In]) Call(ctx context.Context, call *Call) (*Result, error) {
