@@ -137,7 +137,7 @@ func (c *checker) command(sc simple, depth int) error {
 	argv := sc.argv
 	for len(argv) > 0 {
 		prog := argv[0]
-		if !prog.lit {
+		if !prog.lit || prog.glob {
 			return unparsable("the command name %q is only known when it runs", prog.raw)
 		}
 		if err := c.match(argv, false); err != nil {
