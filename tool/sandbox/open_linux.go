@@ -237,6 +237,9 @@ func (p *Policy) open(name string, flag int, perm os.FileMode, approved bool) (*
 	var f *os.File
 	err := p.at("open", name, approved, func(rootfd int, rel string) error {
 		fd, err := openNoSymlinks(rootfd, rel, flag|unix.O_NONBLOCK|unix.O_NOCTTY, uint32(perm.Perm()))
+		if errors.Is(err, unix.ENXIO) || errors.Is(err, unix.ENODEV) {
+			return errNotRegular // a FIFO with no reader, or a device
+		}
 		if err != nil {
 			return err
 		}
