@@ -117,12 +117,16 @@ func compileValidator(schema json.RawMessage) (*Validator, error) {
 
 // Validate checks args and returns them fixed: unchanged (the same slice)
 // when nothing needed coercion, re-encoded otherwise. coerced lists the
-// JSON Pointers of the values that were coerced, in document order of the
-// schema. A *ValidationError says what the model got wrong.
+// JSON Pointers of the values that were coerced, ordered by the schema's
+// properties (their declared order for schemas derived from Go types,
+// alphabetical for schemas read from JSON). A *ValidationError says what the model got wrong.
 func (v *Validator) Validate(args json.RawMessage) (fixed json.RawMessage, coerced []string, err error) {
-	trimmed := bytes.TrimSpace(args)
+	trimmed := bytes.Trim(args, " \t\r\n")
 	if len(trimmed) == 0 || string(trimmed) == "null" {
 		args, trimmed = json.RawMessage("{}"), json.RawMessage("{}")
+	}
+	if string(trimmed) == "{}" && v.root.acceptsEmptyObject() && v.lib == nil {
+		return args, nil, nil
 	}
 	val, perr := decodeJSON(trimmed)
 	if perr != nil {
@@ -607,6 +611,12 @@ func (w *walker) walk(v any, n *node, p *path) (any, error) {
 		}
 	}
 	return v, nil
+}
+
+// acceptsEmptyObject reports whether {} passes n without coercion.
+func (n *node) acceptsEmptyObject() bool {
+	return n != nil && !n.never && (n.types == 0 || n.types&tObj != 0) && len(n.required) == 0 &&
+		n.minProps == 0 && n.enum == nil && !n.hasConst && n.anyOf == nil && n.oneOf == nil
 }
 
 // coerceValue repairs v, which has none of n's types, if that loses
