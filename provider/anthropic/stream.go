@@ -99,14 +99,14 @@ type decoder struct {
 	provider  string
 	requestID string
 
-	model  string
-	usage  llm.Usage
-	stop   string
-	kinds  []llm.BlockKind // by content block index; "" for blocks rein skips
-	ev     wireEvent
-	lines  *bufio.Reader
-	long   []byte
-	data   []byte
+	model string
+	usage llm.Usage
+	stop  string
+	kinds []llm.BlockKind // by content block index; "" for blocks rein skips
+	ev    wireEvent
+	lines *bufio.Reader
+	long  []byte
+	data  []byte
 }
 
 // errStopped reports that the consumer stopped ranging.
