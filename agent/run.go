@@ -1,0 +1,801 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"iter"
+	"time"
+
+	"github.com/reinhq/rein/hook"
+	"github.com/reinhq/rein/llm"
+	"github.com/reinhq/rein/session"
+)
+
+// queued is a message waiting for a step boundary.
+type queued struct {
+	parts  []llm.Part
+	source string
+}
+
+// runState is one Run or Stream call.
+type runState struct {
+	a      *Agent
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+	id     session.RunID
+	turn   session.TurnID
+	chain  hook.Chain
+	sink   func(session.Event) bool
+	sunk   bool // the sink's consumer went away
+
+	maxSteps      int
+	schema        json.RawMessage
+	schemaV       *validator
+	schemaRetried bool
+
+	// Guarded by a.mu.
+	cause       string
+	cancelled   bool
+	ending      bool
+	steers      []queued
+	followUps   []queued
+	injects     []queued
+	lateInjects []queued
+	running     map[llm.CallID]*callState
+	settled     map[llm.CallID]bool
+	parked      map[llm.CallID]string
+	kick        chan struct{}
+
+	// Owned by the loop goroutine.
+	fatal      error
+	events     []session.Event
+	out        []session.Event // written but not yet given to the sink
+	target     int
+	step       int
+	steps      int
+	usage      llm.Usage
+	cost       float64
+	byModel    map[string]*ModelUsage
+	ttft       time.Duration
+	started    time.Time
+	stepStart  time.Time
+	repeatKey  string
+	repeatN    int
+	toolCounts map[string]int
+	stepBytes  int
+	final      *llm.Message
+	output     json.RawMessage
+	firstChunk bool
+	provs      []*llm.Provenance
+}
+
+func (r *runState) accepting() bool { return !r.cancelled && !r.ending }
+
+func (r *runState) cancelLocked(cause string) {
+	if r.cancelled {
+		return
+	}
+	r.cancelled = true
+	r.cause = cause
+	r.cancel(&cancelError{cause})
+	r.kickLocked()
+}
+
+func (r *runState) kickLocked() {
+	select {
+	case r.kick <- struct{}{}:
+	default:
+	}
+}
+
+type cancelError struct{ cause string }
+
+func (e *cancelError) Error() string { return "agent: run cancelled (" + e.cause + ")" }
+
+func (r *runState) isCancelled() bool { return r.ctx.Err() != nil }
+
+func (r *runState) causeOf() string {
+	r.a.mu.Lock()
+	defer r.a.mu.Unlock()
+	if r.cause == "" {
+		return "parent" // the caller's context was cancelled
+	}
+	return r.cause
+}
+
+// emit queues an event of this run's turn.
+func (r *runState) emit(p session.Payload) {
+	a := r.a
+	a.logMu.Lock()
+	a.emitLocked(r.turn, r.id, p)
+	a.logMu.Unlock()
+}
+
+// flush writes the queued events and gives them to the sink. A failed
+// write is fatal to the run.
+func (r *runState) flush() bool {
+	if r.fatal != nil {
+		return false
+	}
+	a := r.a
+	a.logMu.Lock()
+	batch, err := a.flushLocked(r.ctx)
+	if err == nil {
+		r.events = append(r.events, batch...)
+		if r.sink != nil && !r.sunk {
+			r.out = append(r.out, batch...)
+		}
+	}
+	a.logMu.Unlock()
+	if err != nil {
+		r.fatal = err
+		a.log.Error("append failed; the run stops", "session", a.sid, "err", err)
+		return false
+	}
+	r.drain()
+	return true
+}
+
+// drain gives written events to the sink, outside the log lock.
+func (r *runState) drain() {
+	for i := range r.out {
+		if r.sunk {
+			break
+		}
+		if !r.sink(r.out[i]) {
+			r.sunk = true
+			r.a.Cancel("stream-closed")
+		}
+	}
+	r.out = r.out[:0]
+}
+
+func (r *runState) scope() hook.Scope {
+	return hook.Scope{Session: r.a.sid, Turn: r.turn, Run: r.id, Agent: r.a.opts.Name, Step: r.step}
+}
+
+func (r *runState) records(recs []hook.Record, call llm.CallID) {
+	for _, rec := range recs {
+		r.emit(rec.Event(call))
+	}
+}
+
+// Run sends the prompt and blocks until the turn ends. A turn that ends
+// otherwise than completed returns a Result and, for errors, budgets and
+// hook failures, an error (*TurnError, *BudgetError, *hook.Error inside).
+// A second Run while one is in flight returns ErrBusy at once.
+func (a *Agent) Run(ctx context.Context, req *RunRequest) (*Result, error) {
+	return a.start(ctx, req, nil)
+}
+
+// Stream is Run as a sequence of events: every event written to the log,
+// in seq order, plus transient stream deltas — *session.AssistantChunk
+// events with Seq 0 that are never written. Breaking out of the loop
+// cancels the run (cause "stream-closed"); the turn is still closed on
+// the log. A run failure is the last value, as an error.
+func (a *Agent) Stream(ctx context.Context, req *RunRequest) iter.Seq2[session.Event, error] {
+	return func(yield func(session.Event, error) bool) {
+		open := true
+		sink := func(ev session.Event) bool {
+			if open {
+				open = yield(ev, nil)
+			}
+			return open
+		}
+		_, err := a.start(ctx, req, sink)
+		if err != nil && open {
+			yield(session.Event{}, err)
+		}
+	}
+}
+
+func (a *Agent) start(ctx context.Context, req *RunRequest, sink func(session.Event) bool) (*Result, error) {
+	if req == nil {
+		req = &RunRequest{}
+	}
+	parts := req.Parts
+	if len(parts) == 0 && req.Prompt != "" {
+		parts = []llm.Part{&llm.Text{Text: req.Prompt}}
+	}
+	if len(parts) == 0 {
+		return nil, ErrEmptyPrompt
+	}
+	var schemaV *validator
+	if len(req.Schema) > 0 {
+		v, err := newValidator(req.Schema)
+		if err != nil {
+			return nil, fmt.Errorf("agent: output schema: %w", err)
+		}
+		schemaV = v
+	}
+	a.mu.Lock()
+	if a.closed {
+		a.mu.Unlock()
+		return nil, ErrClosed
+	}
+	if a.cur != nil {
+		a.mu.Unlock()
+		return nil, ErrBusy
+	}
+	rctx, cancel := context.WithCancelCause(ctx)
+	r := &runState{
+		a: a, ctx: rctx, cancel: cancel, id: session.RunID(a.opts.NewID()),
+		chain: hook.Join(a.opts.Hooks, req.Hooks), sink: sink,
+		maxSteps: a.maxSteps, schema: req.Schema, schemaV: schemaV,
+		running: map[llm.CallID]*callState{}, settled: map[llm.CallID]bool{}, parked: map[llm.CallID]string{},
+		kick: make(chan struct{}, 1), started: a.opts.Now(), byModel: map[string]*ModelUsage{},
+		toolCounts: map[string]int{}, provs: make([]*llm.Provenance, len(a.targets)),
+	}
+	if req.MaxSteps > 0 {
+		r.maxSteps = req.MaxSteps
+	}
+	for i, t := range a.targets {
+		r.provs[i] = &llm.Provenance{Provider: t.Provider, Model: t.Model}
+	}
+	a.cur = r
+	a.idle = make(chan struct{})
+	a.wg.Add(1)
+	a.mu.Unlock()
+
+	var unsub []func()
+	for _, s := range req.Hooks.Observers() {
+		unsub = append(unsub, a.bus.Subscribe(s))
+	}
+	res, err := r.runTurn(parts)
+
+	a.mu.Lock()
+	late := append(r.injects, r.lateInjects...)
+	r.injects, r.lateInjects = nil, nil
+	if len(late) > 0 {
+		a.logMu.Lock()
+		for _, q := range late {
+			a.emitLocked("", "", &session.ContextMessage{Parts: q.parts, Source: q.source})
+		}
+		if _, ferr := a.flushLocked(ctx); ferr != nil && err == nil {
+			err = ferr
+		}
+		a.logMu.Unlock()
+	}
+	a.cur = nil
+	close(a.idle)
+	a.mu.Unlock()
+	cancel(nil)
+	for _, u := range unsub {
+		u()
+	}
+	a.wg.Done()
+	return res, err
+}
+
+// runTurn runs one turn from its prompt to its end.
+func (r *runState) runTurn(parts []llm.Part) (*Result, error) {
+	a := r.a
+	a.logMu.Lock()
+	a.turns++
+	r.turn = session.TurnID("turn-" + itoa(a.turns))
+	a.logMu.Unlock()
+	r.emit(&session.TurnStart{Trigger: session.TriggerPrompt})
+
+	out, err := r.chain.Prompt(r.ctx, &hook.PromptInput{Scope: r.scope(), Parts: parts, Source: session.SourceUser})
+	r.records(out.Records, "")
+	if err != nil {
+		var he *hook.Error
+		name := ""
+		if errors.As(err, &he) {
+			name = he.Hook
+		}
+		r.emit(&session.PromptBlocked{Reason: err.Error(), Hook: name})
+		return r.end(session.EndError, "", err.Error(), "hook", err)
+	}
+	if out.Denied != nil {
+		reason := out.Denied.Reason
+		if reason == "" {
+			reason = "The prompt was blocked"
+		}
+		r.emit(&session.PromptBlocked{Reason: reason, Hook: out.Hook})
+		return r.end(session.EndBlocked, "", reason, "", nil)
+	}
+	r.emit(&session.UserMessage{Parts: out.Parts, Source: session.SourceUser})
+	return r.loop()
+}
+
+// end closes the turn and builds the result.
+func (r *runState) end(reason session.EndReason, cause, msg, code string, err error) (*Result, error) {
+	if r.fatal == nil {
+		r.emit(&session.TurnEnd{Reason: reason, Cause: cause, Message: msg, Code: code})
+		r.flush()
+	}
+	res := r.result(reason, cause)
+	if r.fatal != nil {
+		return res, r.fatal
+	}
+	if err != nil {
+		switch err.(type) {
+		case *BudgetError, *TurnError:
+		default:
+			if reason == session.EndError {
+				err = &TurnError{Reason: reason, Code: code, Err: err}
+			}
+		}
+	}
+	return res, err
+}
+
+// loop runs steps until the turn ends.
+func (r *runState) loop() (*Result, error) {
+	a := r.a
+	for {
+		r.deliver()
+		if !r.flush() {
+			return r.end(session.EndError, "", "", "", nil)
+		}
+		if r.isCancelled() {
+			return r.end(session.EndAborted, r.causeOf(), "", "", nil)
+		}
+		if r.step >= r.maxSteps {
+			return r.end(session.EndMaxSteps, "", fmt.Sprintf("the turn reached its limit of %d steps", r.maxSteps), "", nil)
+		}
+		if berr := r.overBudget(); berr != nil {
+			return r.end(session.EndBudget, "", berr.Error(), berr.Budget, berr)
+		}
+		r.step++
+		r.steps++
+		r.stepBytes = 0
+		r.stepStart = a.opts.Now()
+		r.emit(&session.StepStart{Step: r.step})
+
+		req, err := r.request()
+		if err != nil {
+			r.emit(&session.StepEnd{Step: r.step, Finish: llm.FinishError})
+			return r.end(session.EndError, "", err.Error(), "pairing", err)
+		}
+		rout, err := r.chain.Request(r.ctx, &hook.RequestInput{Scope: r.scope(), Request: req})
+		r.records(rout.Records, "")
+		if err != nil {
+			r.emit(&session.StepEnd{Step: r.step, Finish: llm.FinishError})
+			return r.end(session.EndError, "", err.Error(), "hook", err)
+		}
+		if st := rout.Stop; st != nil {
+			finish := llm.FinishStop
+			if st.Answer != "" {
+				m := llm.Message{Role: llm.RoleAssistant, Parts: []llm.Part{&llm.Text{Text: st.Answer}}, Provenance: &llm.Provenance{Provider: "hook", Model: rout.Hook}}
+				r.emit(&session.AssistantMessage{Parts: m.Parts, Provenance: m.Provenance, Finish: finish})
+				r.final = &m
+			}
+			r.emit(&session.StepEnd{Step: r.step, Finish: finish})
+			if st.Answer != "" {
+				return r.end(session.EndCompleted, "", st.Reason, "", nil)
+			}
+			return r.end(session.EndBlocked, "", st.Reason, "", nil)
+		}
+		req = rout.Request
+		if !r.flush() {
+			return r.end(session.EndError, "", "", "", nil)
+		}
+
+		asm, status, merr := r.callModel(req)
+		switch status {
+		case modelCancelled:
+			if asm != nil {
+				if m := asm.Partial(); len(m.Parts) > 0 {
+					r.emit(&session.AssistantMessage{Parts: m.Parts, Provenance: m.Provenance, Usage: asm.Usage(), Finish: llm.FinishAborted, Interrupted: true})
+					r.addUsage(m.Provenance, asm.Usage())
+				}
+			}
+			r.emit(&session.StepEnd{Step: r.step, Finish: llm.FinishAborted})
+			return r.end(session.EndAborted, r.causeOf(), "", "", nil)
+		case modelFailed:
+			r.emit(&session.StepEnd{Step: r.step, Finish: llm.FinishError})
+			code := string(llm.KindOf(merr))
+			return r.end(session.EndError, "", merr.Error(), code, merr)
+		}
+
+		finish := asm.FinishReason()
+		var msg llm.Message
+		if finish == llm.FinishMaxTokens {
+			msg = asm.Partial() // the calls of a cut-off response are dropped whole
+		} else {
+			msg = asm.Message()
+		}
+		u := asm.Usage()
+		if len(msg.Parts) > 0 || finish != llm.FinishStop {
+			r.emit(&session.AssistantMessage{Parts: msg.Parts, Provenance: msg.Provenance, Usage: u, Finish: finish})
+		}
+		r.addUsage(msg.Provenance, u)
+		r.final = &msg
+
+		var abort *turnEnd
+		hasCalls := false
+		if finish != llm.FinishMaxTokens {
+			for _, p := range msg.Parts {
+				if _, ok := p.(*llm.ToolCall); ok {
+					hasCalls = true
+					break
+				}
+			}
+		}
+		if hasCalls {
+			if !r.flush() {
+				return r.end(session.EndError, "", "", "", nil)
+			}
+			abort = r.runTools(msg.Parts)
+		}
+
+		sout, serr := r.chain.StepEnd(r.ctx, &hook.StepEndInput{Scope: r.scope(), Message: &msg, Usage: u, Finish: finish})
+		r.records(sout.Records, "")
+		r.emit(&session.StepEnd{Step: r.step, Usage: u, Finish: finish})
+		switch {
+		case r.fatal != nil:
+			return r.end(session.EndError, "", "", "", nil)
+		case r.isCancelled():
+			return r.end(session.EndAborted, r.causeOf(), "", "", nil)
+		case abort != nil:
+			return r.end(abort.reason, "", abort.msg, abort.code, abort.err)
+		case serr != nil:
+			return r.end(session.EndError, "", serr.Error(), "hook", serr)
+		case sout.Stop != nil:
+			return r.end(session.EndBlocked, "", sout.Stop.Reason, "", nil)
+		case finish == llm.FinishMaxTokens:
+			return r.end(session.EndMaxTokens, "", "the model reached its output token limit", "", nil)
+		case hasCalls:
+			continue
+		}
+
+		// The model answered without a tool call.
+		if r.schemaV != nil {
+			out, verr := r.checkOutput(&msg)
+			if verr == nil {
+				r.output = out
+			} else if !r.schemaRetried {
+				r.schemaRetried = true
+				r.emit(&session.UserMessage{Source: session.SourceSystem, Parts: []llm.Part{&llm.Text{Text: "Your answer is not valid JSON for the requested schema: " + verr.Error() + ". Reply again with only the JSON value."}}})
+				continue
+			} else {
+				return r.end(session.EndError, "", verr.Error(), "invalid-output", fmt.Errorf("%w: %v", ErrInvalidOutput, verr))
+			}
+		}
+		fout, ferr := r.chain.Finalize(r.ctx, &hook.FinalizeInput{Scope: r.scope(), Message: &msg})
+		r.records(fout.Records, "")
+		if ferr != nil {
+			return r.end(session.EndError, "", ferr.Error(), "hook", ferr)
+		}
+		if fout.Nudge != nil {
+			text := fout.Nudge.Text
+			if text == "" {
+				text = "Continue."
+			}
+			r.emit(&session.UserMessage{Source: session.SourceHook, Parts: []llm.Part{&llm.Text{Text: text}}})
+			continue
+		}
+		if fout.Stop != nil {
+			r.a.mu.Lock()
+			r.ending = true
+			r.a.mu.Unlock()
+			return r.end(session.EndCompleted, "", fout.Stop.Reason, "", nil)
+		}
+		a.mu.Lock()
+		more := len(r.steers) > 0 || len(r.injects) > 0
+		if !more && len(r.followUps) > 0 {
+			for _, q := range r.followUps {
+				r.emit(&session.UserMessage{Parts: q.parts, Source: q.source})
+			}
+			r.followUps = nil
+			more = true
+		}
+		if !more {
+			r.ending = true
+		}
+		a.mu.Unlock()
+		if more {
+			continue
+		}
+		return r.end(session.EndCompleted, "", "", "", nil)
+	}
+}
+
+// turnEnd is how a guard ends a turn.
+type turnEnd struct {
+	reason session.EndReason
+	msg    string
+	code   string
+	err    error
+}
+
+// deliver records the queued injects and steers at a step boundary.
+func (r *runState) deliver() {
+	a := r.a
+	a.mu.Lock()
+	injects, steers := r.injects, r.steers
+	r.injects, r.steers = nil, nil
+	a.mu.Unlock()
+	for _, q := range injects {
+		r.emit(&session.ContextMessage{Parts: q.parts, Source: q.source})
+	}
+	for _, q := range steers {
+		r.emit(&session.SteeringMessage{Parts: q.parts, Source: q.source})
+	}
+}
+
+// request builds this step's request from the derived history, writing a
+// request header when what it names changed and repairing pairing.
+func (r *runState) request() (*llm.Request, error) {
+	a := r.a
+	t := a.targets[r.target]
+	a.logMu.Lock()
+	msgs := a.hist.Messages()
+	// Queued events (this step's start, steers) are not in the history
+	// until flushed; flush them first so the request sees them.
+	needRepair := a.hist.needsRepair()
+	a.logMu.Unlock()
+	if needRepair {
+		fixed, reps := repairPairing(msgs)
+		if len(reps) > 0 {
+			if a.opts.StrictPairing {
+				return nil, fmt.Errorf("%w: %s of call %s", ErrUnpaired, reps[0].Kind, reps[0].CallID)
+			}
+			for i := range reps {
+				r.emit(&reps[i])
+			}
+		}
+		a.logMu.Lock()
+		a.hist.msgs = fixed
+		a.hist.dirty = false
+		clear(a.hist.open)
+		a.logMu.Unlock()
+		msgs = fixed[:len(fixed):len(fixed)]
+	}
+	r.header(t, r.step == 1)
+	req := new(llm.Request)
+	*req = a.template
+	req.Model = t.Model
+	req.System = a.system
+	req.Tools = a.specs
+	req.Messages = msgs
+	if len(r.schema) > 0 {
+		req.ResponseFormat = &llm.ResponseFormat{Name: "output", Schema: r.schema}
+	}
+	return req, nil
+}
+
+// header writes a request header when the turn starts or what it names
+// changes.
+func (r *runState) header(t Target, first bool) {
+	a := r.a
+	key := headerKey(t.Provider, t.Model, a.sysHash, a.toolHash, string(a.sampling))
+	a.logMu.Lock()
+	changed := key != a.lastKey
+	a.lastKey = key
+	a.logMu.Unlock()
+	if !first && !changed {
+		return
+	}
+	reason := "initial"
+	if !first {
+		reason = "change"
+	}
+	r.emit(&session.RequestHeader{Provider: t.Provider, Model: t.Model, Sampling: a.sampling, System: a.system, SystemHash: a.sysHash, Tools: a.toolList, ToolsHash: a.toolHash, Reason: reason})
+}
+
+type modelStatus int
+
+const (
+	modelOK modelStatus = iota
+	modelCancelled
+	modelFailed
+)
+
+// callModel sends req, retrying and falling back as the policy says. On
+// cancellation it returns the assembler of the interrupted attempt (nil
+// when the cancel came between attempts).
+func (r *runState) callModel(req *llm.Request) (*llm.Assembler, modelStatus, error) {
+	a := r.a
+	for {
+		t := a.targets[r.target]
+		var last error
+		for attempt := 1; ; attempt++ {
+			if r.isCancelled() {
+				return nil, modelCancelled, nil
+			}
+			asm := &llm.Assembler{Provenance: r.provs[r.target]}
+			err := r.stream(t, req, asm)
+			if err == nil {
+				return asm, modelOK, nil
+			}
+			if r.isCancelled() {
+				return asm, modelCancelled, nil
+			}
+			var pe *llm.ProviderError
+			if errors.As(err, &pe) && pe.Retryable() && attempt <= a.retry.MaxRetries {
+				delay := r.backoff(attempt, pe.RetryAfter)
+				r.emit(&session.Retry{Attempt: attempt, Kind: string(pe.Kind), Delay: delay, Error: err.Error()})
+				if !r.flush() {
+					return nil, modelFailed, r.fatal
+				}
+				if a.opts.Sleep(r.ctx, delay) != nil || r.isCancelled() {
+					return nil, modelCancelled, nil
+				}
+				continue
+			}
+			last = err
+			break
+		}
+		if r.target+1 < len(a.targets) && canFallback(last) {
+			next := a.targets[r.target+1]
+			r.emit(&session.Fallback{FromProvider: t.Provider, FromModel: t.Model, ToProvider: next.Provider, ToModel: next.Model, Reason: last.Error()})
+			r.target++
+			r.header(next, false)
+			if !r.flush() {
+				return nil, modelFailed, r.fatal
+			}
+			nreq := *req
+			nreq.Model = next.Model
+			req = &nreq
+			continue
+		}
+		return nil, modelFailed, last
+	}
+}
+
+// canFallback reports whether another target may succeed where this one
+// failed: not for a request the providers would all reject.
+func canFallback(err error) bool {
+	switch llm.KindOf(err) {
+	case llm.ErrInvalidRequest, llm.ErrContextTooLong:
+		return false
+	}
+	return true
+}
+
+func (r *runState) backoff(attempt int, retryAfter time.Duration) time.Duration {
+	p := r.a.retry
+	d := p.Base
+	for i := 1; i < attempt && d < p.Max; i++ {
+		d *= 2
+	}
+	if p.Max > 0 && d > p.Max {
+		d = p.Max
+	}
+	if p.Jitter > 0 {
+		d += time.Duration(float64(d) * p.Jitter * (2*r.a.opts.Jitter() - 1))
+	}
+	if d < retryAfter {
+		d = retryAfter
+	}
+	if p.MaxWait > 0 && d > p.MaxWait {
+		d = p.MaxWait
+	}
+	if d < 0 {
+		d = 0
+	}
+	return d
+}
+
+// stream plays one attempt into asm, giving deltas to the sink.
+func (r *runState) stream(t Target, req *llm.Request, asm *llm.Assembler) error {
+	for c, err := range t.Client.Stream(r.ctx, req) {
+		if err != nil {
+			return err
+		}
+		if !r.firstChunk {
+			r.firstChunk = true
+			r.ttft = r.a.opts.Now().Sub(r.started)
+		}
+		asm.Add(c)
+		if r.sink != nil && !r.sunk {
+			r.delta(c)
+		}
+	}
+	if !asm.Finished() {
+		if err := r.ctx.Err(); err != nil {
+			return err
+		}
+		return &llm.ProviderError{Kind: llm.ErrTransport, Provider: t.Provider, Message: "the response stream ended without a finish"}
+	}
+	return nil
+}
+
+// delta gives one stream chunk to the sink as a transient event.
+func (r *runState) delta(c llm.Chunk) {
+	var d session.ChunkDelta
+	switch c := c.(type) {
+	case *llm.TextDelta:
+		d = session.ChunkDelta{Index: c.Index, Kind: "text", Text: c.Text}
+	case *llm.ReasoningDelta:
+		d = session.ChunkDelta{Index: c.Index, Kind: "reasoning", Text: c.Text}
+	case *llm.ToolCallDelta:
+		d = session.ChunkDelta{Index: c.Index, Kind: "tool_call", Text: c.Args, ID: c.ID, Name: c.Name}
+	case *llm.BlockStart:
+		if c.Kind != llm.BlockToolCall {
+			return
+		}
+		d = session.ChunkDelta{Index: c.Index, Kind: "tool_call", ID: c.ID, Name: c.Name}
+	default:
+		return
+	}
+	ev := session.Event{Time: r.a.opts.Now(), Session: r.a.sid, Turn: r.turn, Run: r.id, Agent: r.a.opts.Name,
+		Data: &session.AssistantChunk{Step: r.step, Deltas: []session.ChunkDelta{d}}}
+	if !r.sink(ev) {
+		r.sunk = true
+		r.a.Cancel("stream-closed")
+	}
+}
+
+func (r *runState) overBudget() *BudgetError {
+	l := r.a.opts.Limits
+	if l.MaxTokens > 0 {
+		if used := r.usage.Total(); used >= l.MaxTokens {
+			return &BudgetError{Budget: "tokens", Limit: float64(l.MaxTokens), Used: float64(used)}
+		}
+	}
+	if l.MaxCost > 0 && r.cost >= l.MaxCost {
+		return &BudgetError{Budget: "cost", Limit: l.MaxCost, Used: r.cost}
+	}
+	return nil
+}
+
+func (r *runState) addUsage(p *llm.Provenance, u llm.Usage) {
+	r.usage.Add(u)
+	model := ""
+	if p != nil {
+		model = p.Model
+	}
+	mu := r.byModel[model]
+	if mu == nil {
+		mu = &ModelUsage{}
+		r.byModel[model] = mu
+	}
+	mu.Steps++
+	mu.Usage.Add(u)
+	if r.a.opts.Cost != nil {
+		c := r.a.opts.Cost(model, u)
+		mu.Cost += c
+		r.cost += c
+	}
+}
+
+// checkOutput validates the final answer against the run's schema.
+func (r *runState) checkOutput(m *llm.Message) (json.RawMessage, error) {
+	text := trimFence(m.Text())
+	out, _, err := r.schemaV.validate(json.RawMessage(text))
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// trimFence removes a Markdown code fence around a JSON answer.
+func trimFence(s string) string {
+	t := []byte(s)
+	for len(t) > 0 && (t[0] == ' ' || t[0] == '\n' || t[0] == '\r' || t[0] == '\t') {
+		t = t[1:]
+	}
+	if len(t) >= 3 && string(t[:3]) == "```" {
+		if i := indexByte(t, '\n'); i >= 0 {
+			t = t[i+1:]
+		}
+		if j := lastIndex(t, "```"); j >= 0 {
+			t = t[:j]
+		}
+	}
+	return string(t)
+}
+
+func indexByte(b []byte, c byte) int {
+	for i := range b {
+		if b[i] == c {
+			return i
+		}
+	}
+	return -1
+}
+
+func lastIndex(b []byte, s string) int {
+	for i := len(b) - len(s); i >= 0; i-- {
+		if string(b[i:i+len(s)]) == s {
+			return i
+		}
+	}
+	return -1
+}

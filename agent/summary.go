@@ -1,0 +1,147 @@
+package agent
+
+import (
+	"time"
+
+	"github.com/reinhq/rein/llm"
+	"github.com/reinhq/rein/session"
+)
+
+// RunSummary is a JSON-serialisable postmortem of one or more runs, built
+// from the log alone: Summarize(events).
+type RunSummary struct {
+	Session  session.ID            `json:"session,omitempty"`
+	Runs     int                   `json:"runs"`
+	Turns    int                   `json:"turns"`
+	Steps    int                   `json:"steps"`
+	Ends     map[string]int        `json:"ends,omitempty"` // turn end reasons
+	Usage    llm.Usage             `json:"usage"`
+	Cost     float64               `json:"cost,omitempty"`
+	ByModel  map[string]ModelUsage `json:"by_model,omitempty"`
+	Duration time.Duration         `json:"duration"`
+
+	ToolCalls        int                `json:"tool_calls"`
+	ToolErrors       int                `json:"tool_errors"`
+	Outcomes         map[string]int     `json:"outcomes,omitempty"`
+	Blocked          []CallNote         `json:"blocked,omitempty"`
+	ValidationErrors []CallNote         `json:"validation_errors,omitempty"`
+	Errors           []string           `json:"errors,omitempty"`
+	Retries          []session.Retry    `json:"retries,omitempty"`
+	Fallbacks        []session.Fallback `json:"fallbacks,omitempty"`
+	Guards           []Decision         `json:"guards,omitempty"`
+	Decisions        []Decision         `json:"decisions,omitempty"`
+	Repairs          []session.Repair   `json:"repairs,omitempty"`
+	Interrupted      int                `json:"interrupted,omitempty"` // interrupted assistant messages
+}
+
+// CallNote names a tool call and what happened to it.
+type CallNote struct {
+	CallID llm.CallID `json:"call_id"`
+	Name   string     `json:"name"`
+	Text   string     `json:"text"`
+}
+
+// Decision is a hook or guard decision found in the log.
+type Decision struct {
+	Point    string     `json:"point"`
+	Hook     string     `json:"hook,omitempty"`
+	Decision string     `json:"decision"`
+	Reason   string     `json:"reason,omitempty"`
+	CallID   llm.CallID `json:"call_id,omitempty"`
+}
+
+// Summarize builds a postmortem from events (a run's, a session's, or
+// any slice in seq order). Cost is the sum the agent priced, which the log
+// does not carry: use SummarizeCost to price from the log.
+func Summarize(events []session.Event) *RunSummary { return SummarizeCost(events, nil) }
+
+// SummarizeCost is Summarize pricing each assistant message's usage with
+// cost (nil prices nothing).
+func SummarizeCost(events []session.Event, cost func(model string, u llm.Usage) float64) *RunSummary {
+	s := &RunSummary{Ends: map[string]int{}, ByModel: map[string]ModelUsage{}, Outcomes: map[string]int{}}
+	runs := map[session.RunID]bool{}
+	var first, last time.Time
+	for _, ev := range events {
+		if ev.Seq == 0 {
+			continue // a transient delta
+		}
+		if s.Session == "" {
+			s.Session = ev.Session
+		}
+		if first.IsZero() {
+			first = ev.Time
+		}
+		last = ev.Time
+		if ev.Run != "" {
+			runs[ev.Run] = true
+		}
+		switch p := ev.Data.(type) {
+		case *session.TurnStart:
+			s.Turns++
+		case *session.TurnEnd:
+			s.Ends[string(p.Reason)]++
+			if p.Reason == session.EndError && p.Message != "" {
+				s.Errors = append(s.Errors, p.Message)
+			}
+		case *session.StepStart:
+			s.Steps++
+		case *session.AssistantMessage:
+			model := ""
+			if p.Provenance != nil {
+				model = p.Provenance.Model
+			}
+			mu := s.ByModel[model]
+			mu.Steps++
+			mu.Usage.Add(p.Usage)
+			if cost != nil {
+				c := cost(model, p.Usage)
+				mu.Cost += c
+				s.Cost += c
+			}
+			s.ByModel[model] = mu
+			s.Usage.Add(p.Usage)
+			if p.Interrupted {
+				s.Interrupted++
+			}
+		case *session.ToolCall:
+			s.ToolCalls++
+		case *session.ToolResult:
+			s.Outcomes[p.Outcome]++
+			text := ""
+			for _, part := range p.Parts {
+				if t, ok := part.(*llm.Text); ok {
+					text += t.Text
+				}
+			}
+			note := CallNote{CallID: p.CallID, Name: p.Name, Text: text}
+			switch p.Outcome {
+			case session.OutcomeGateBlock:
+				s.Blocked = append(s.Blocked, note)
+			case session.OutcomeInvalidInput:
+				s.ValidationErrors = append(s.ValidationErrors, note)
+			case session.OutcomeExecute:
+				if p.IsError {
+					s.ToolErrors++
+				}
+			}
+		case *session.HookDecision:
+			d := Decision{Point: p.Point, Hook: p.Hook, Decision: p.Decision, Reason: p.Reason, CallID: p.CallID}
+			if len(p.Point) > 6 && p.Point[:6] == "guard." {
+				s.Guards = append(s.Guards, d)
+			} else {
+				s.Decisions = append(s.Decisions, d)
+			}
+		case *session.Retry:
+			s.Retries = append(s.Retries, *p)
+		case *session.Fallback:
+			s.Fallbacks = append(s.Fallbacks, *p)
+		case *session.Repair:
+			s.Repairs = append(s.Repairs, *p)
+		}
+	}
+	s.Runs = len(runs)
+	if !first.IsZero() {
+		s.Duration = last.Sub(first)
+	}
+	return s
+}
