@@ -129,9 +129,14 @@ func collect(t testing.TB, m llm.Model, req *llm.Request) outcome {
 
 func golden(t *testing.T, name string, got any) {
 	t.Helper()
-	b, err := json.MarshalIndent(got, "", "  ")
-	if err != nil {
-		t.Fatal(err)
+	var b []byte
+	if raw, ok := got.(json.RawMessage); ok {
+		b = raw // already indented; re-encoding would escape HTML
+	} else {
+		var err error
+		if b, err = json.MarshalIndent(got, "", "  "); err != nil {
+			t.Fatal(err)
+		}
 	}
 	b = append(b, '\n')
 	path := filepath.Join("testdata", "golden", name)
