@@ -1,0 +1,362 @@
+package session
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+	"unicode/utf8"
+
+	"github.com/reinhq/rein/llm"
+)
+
+// errNoPayload is returned when an event without Data is encoded.
+var errNoPayload = errors.New("session: encode event: Data is nil; set a payload such as *TurnStart")
+
+// MarshalJSON encodes e as
+//
+//	{"seq","time","session","turn","run","parent_run","agent","type","data"}
+//
+// with parent_run and agent omitted when empty. An *Unknown payload's raw
+// data is written back byte for byte.
+func (e Event) MarshalJSON() ([]byte, error) {
+	return AppendEventJSON(make([]byte, 0, 256), e)
+}
+
+// UnmarshalJSON decodes an event written by MarshalJSON. The "type" selects
+// the payload; a type this version does not know decodes to *Unknown.
+func (e *Event) UnmarshalJSON(b []byte) error {
+	ev, err := DecodeEvent(b)
+	if err != nil {
+		return err
+	}
+	*e = ev
+	return nil
+}
+
+// AppendEventJSON appends the JSON encoding of e (the same bytes as
+// e.MarshalJSON, without a trailing newline) to dst and returns the
+// extended slice. Stores use it to build a line or a batch without an
+// intermediate buffer.
+func AppendEventJSON(dst []byte, e Event) ([]byte, error) {
+	if e.Data == nil {
+		return dst, errNoPayload
+	}
+	typ := e.Data.EventType()
+	if typ == "" {
+		return dst, errors.New(`session: encode event: payload has an empty type; an *Unknown needs its Type set`)
+	}
+	dst = append(dst, `{"seq":`...)
+	dst = strconv.AppendInt(dst, e.Seq, 10)
+	dst = append(dst, `,"time":"`...)
+	dst = e.Time.AppendFormat(dst, time.RFC3339Nano)
+	dst = append(dst, `","session":`...)
+	dst = appendString(dst, string(e.Session))
+	dst = append(dst, `,"turn":`...)
+	dst = appendString(dst, string(e.Turn))
+	dst = append(dst, `,"run":`...)
+	dst = appendString(dst, string(e.Run))
+	if e.ParentRun != "" {
+		dst = append(dst, `,"parent_run":`...)
+		dst = appendString(dst, string(e.ParentRun))
+	}
+	if e.Agent != "" {
+		dst = append(dst, `,"agent":`...)
+		dst = appendString(dst, e.Agent)
+	}
+	dst = append(dst, `,"type":`...)
+	dst = appendString(dst, typ)
+	dst = append(dst, `,"data":`...)
+	if u, ok := e.Data.(*Unknown); ok {
+		switch {
+		case len(u.Raw) == 0:
+			dst = append(dst, "null"...)
+		case json.Valid(u.Raw):
+			dst = append(dst, u.Raw...)
+		default:
+			return dst, fmt.Errorf("session: encode %q event: raw data is not valid JSON", typ)
+		}
+	} else {
+		body, err := json.Marshal(e.Data)
+		if err != nil {
+			return dst, fmt.Errorf("session: encode %s event: %w", typ, err)
+		}
+		dst = append(dst, body...)
+	}
+	return append(dst, '}'), nil
+}
+
+// appendString appends s as a JSON string. Plain ASCII, the common case,
+// is copied as is; anything else goes through encoding/json so escaping
+// and invalid UTF-8 are handled exactly as for payloads.
+func appendString(dst []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c < 0x20 || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' || c >= utf8.RuneSelf {
+			b, _ := json.Marshal(s) // a string always encodes
+			return append(dst, b...)
+		}
+	}
+	dst = append(dst, '"')
+	dst = append(dst, s...)
+	return append(dst, '"')
+}
+
+// eventWire is the JSON header of an event, with data left raw until the
+// type is known.
+type eventWire struct {
+	Seq       int64           `json:"seq"`
+	Time      time.Time       `json:"time"`
+	Session   ID              `json:"session"`
+	Turn      TurnID          `json:"turn"`
+	Run       RunID           `json:"run"`
+	ParentRun RunID           `json:"parent_run"`
+	Agent     string          `json:"agent"`
+	Type      string          `json:"type"`
+	Data      json.RawMessage `json:"data"`
+}
+
+// DecodeEvent decodes one event from its JSON encoding, such as a line of
+// an NDJSON log. Errors wrap ErrCorrupt. An unknown "type" is not an
+// error: it decodes to *Unknown holding the raw data.
+func DecodeEvent(b []byte) (Event, error) {
+	var w eventWire
+	if err := json.Unmarshal(b, &w); err != nil {
+		return Event{}, fmt.Errorf("%w: decode event: %w", ErrCorrupt, err)
+	}
+	if w.Type == "" {
+		return Event{}, fmt.Errorf(`%w: decode event: missing "type"`, ErrCorrupt)
+	}
+	data := w.Data
+	if bytes.Equal(data, []byte("null")) {
+		data = nil
+	}
+	p := newPayload(w.Type)
+	if p == nil {
+		p = &Unknown{Type: w.Type, Raw: data}
+	} else if data != nil {
+		if err := json.Unmarshal(data, p); err != nil {
+			return Event{}, fmt.Errorf("%w: decode %s event %d: %w", ErrCorrupt, w.Type, w.Seq, err)
+		}
+	}
+	return Event{
+		Seq:       w.Seq,
+		Time:      w.Time,
+		Session:   w.Session,
+		Turn:      w.Turn,
+		Run:       w.Run,
+		ParentRun: w.ParentRun,
+		Agent:     w.Agent,
+		Data:      p,
+	}, nil
+}
+
+// newPayload returns a zero payload for a known event type, or nil.
+func newPayload(typ string) Payload {
+	switch typ {
+	case TypeTurnStart:
+		return new(TurnStart)
+	case TypeTurnEnd:
+		return new(TurnEnd)
+	case TypeStepStart:
+		return new(StepStart)
+	case TypeStepEnd:
+		return new(StepEnd)
+	case TypeUserMessage:
+		return new(UserMessage)
+	case TypePromptBlocked:
+		return new(PromptBlocked)
+	case TypeContextMessage:
+		return new(ContextMessage)
+	case TypeSteeringMessage:
+		return new(SteeringMessage)
+	case TypeRequestHeader:
+		return new(RequestHeader)
+	case TypeAssistantChunk:
+		return new(AssistantChunk)
+	case TypeAssistantMessage:
+		return new(AssistantMessage)
+	case TypeToolCall:
+		return new(ToolCall)
+	case TypeToolResult:
+		return new(ToolResult)
+	case TypeHookDecision:
+		return new(HookDecision)
+	case TypeCompaction:
+		return new(Compaction)
+	case TypeTodoWrite:
+		return new(TodoWrite)
+	case TypeSessionMeta:
+		return new(SessionMeta)
+	case TypeRepair:
+		return new(Repair)
+	case TypeRetry:
+		return new(Retry)
+	case TypeFallback:
+		return new(Fallback)
+	}
+	return nil
+}
+
+// partList carries each part's "type" tag through encoding/json. An empty
+// list encodes as [] and decodes to nil.
+type partList []llm.Part
+
+func (l partList) MarshalJSON() ([]byte, error) {
+	buf := make([]byte, 0, 64*len(l)+2)
+	buf = append(buf, '[')
+	for i, p := range l {
+		if i > 0 {
+			buf = append(buf, ',')
+		}
+		b, err := llm.MarshalPart(p)
+		if err != nil {
+			return nil, err
+		}
+		buf = append(buf, b...)
+	}
+	return append(buf, ']'), nil
+}
+
+func (l *partList) UnmarshalJSON(b []byte) error {
+	var raws []json.RawMessage
+	if err := json.Unmarshal(b, &raws); err != nil {
+		return err
+	}
+	if len(raws) == 0 {
+		*l = nil
+		return nil
+	}
+	out := make([]llm.Part, 0, len(raws))
+	for _, r := range raws {
+		p, err := llm.UnmarshalPart(r)
+		if err != nil {
+			return err
+		}
+		out = append(out, p)
+	}
+	*l = out
+	return nil
+}
+
+// MarshalJSON encodes the message with each part tagged by its "type".
+func (m UserMessage) MarshalJSON() ([]byte, error) {
+	type plain UserMessage
+	return json.Marshal(struct {
+		plain
+		Parts partList `json:"parts"`
+	}{plain(m), m.Parts})
+}
+
+// UnmarshalJSON decodes a message written by MarshalJSON.
+func (m *UserMessage) UnmarshalJSON(b []byte) error {
+	type plain UserMessage
+	var w struct {
+		plain
+		Parts partList `json:"parts"`
+	}
+	if err := json.Unmarshal(b, &w); err != nil {
+		return err
+	}
+	*m = UserMessage(w.plain)
+	m.Parts = w.Parts
+	return nil
+}
+
+// MarshalJSON encodes the message with each part tagged by its "type".
+func (m ContextMessage) MarshalJSON() ([]byte, error) {
+	type plain ContextMessage
+	return json.Marshal(struct {
+		plain
+		Parts partList `json:"parts"`
+	}{plain(m), m.Parts})
+}
+
+// UnmarshalJSON decodes a message written by MarshalJSON.
+func (m *ContextMessage) UnmarshalJSON(b []byte) error {
+	type plain ContextMessage
+	var w struct {
+		plain
+		Parts partList `json:"parts"`
+	}
+	if err := json.Unmarshal(b, &w); err != nil {
+		return err
+	}
+	*m = ContextMessage(w.plain)
+	m.Parts = w.Parts
+	return nil
+}
+
+// MarshalJSON encodes the message with each part tagged by its "type".
+func (m SteeringMessage) MarshalJSON() ([]byte, error) {
+	type plain SteeringMessage
+	return json.Marshal(struct {
+		plain
+		Parts partList `json:"parts"`
+	}{plain(m), m.Parts})
+}
+
+// UnmarshalJSON decodes a message written by MarshalJSON.
+func (m *SteeringMessage) UnmarshalJSON(b []byte) error {
+	type plain SteeringMessage
+	var w struct {
+		plain
+		Parts partList `json:"parts"`
+	}
+	if err := json.Unmarshal(b, &w); err != nil {
+		return err
+	}
+	*m = SteeringMessage(w.plain)
+	m.Parts = w.Parts
+	return nil
+}
+
+// MarshalJSON encodes the message with each part tagged by its "type".
+func (m AssistantMessage) MarshalJSON() ([]byte, error) {
+	type plain AssistantMessage
+	return json.Marshal(struct {
+		plain
+		Parts partList `json:"parts"`
+	}{plain(m), m.Parts})
+}
+
+// UnmarshalJSON decodes a message written by MarshalJSON.
+func (m *AssistantMessage) UnmarshalJSON(b []byte) error {
+	type plain AssistantMessage
+	var w struct {
+		plain
+		Parts partList `json:"parts"`
+	}
+	if err := json.Unmarshal(b, &w); err != nil {
+		return err
+	}
+	*m = AssistantMessage(w.plain)
+	m.Parts = w.Parts
+	return nil
+}
+
+// MarshalJSON encodes the result with each part tagged by its "type".
+func (r ToolResult) MarshalJSON() ([]byte, error) {
+	type plain ToolResult
+	return json.Marshal(struct {
+		plain
+		Parts partList `json:"parts"`
+	}{plain(r), r.Parts})
+}
+
+// UnmarshalJSON decodes a result written by MarshalJSON.
+func (r *ToolResult) UnmarshalJSON(b []byte) error {
+	type plain ToolResult
+	var w struct {
+		plain
+		Parts partList `json:"parts"`
+	}
+	if err := json.Unmarshal(b, &w); err != nil {
+		return err
+	}
+	*r = ToolResult(w.plain)
+	r.Parts = w.Parts
+	return nil
+}

@@ -1,0 +1,28 @@
+// Package session keeps a session as an append-only log of typed events —
+// the one record of a conversation — and derives the model's input from
+// it.
+//
+// An Event is a fixed header (seq, time, session, turn, run, agent) plus a
+// sealed Payload such as *UserMessage, *AssistantMessage or *ToolResult.
+// Its JSON form, written by Event.MarshalJSON and AppendEventJSON and read
+// by DecodeEvent, is the wire format of every store, of exports and of the
+// CLI's --json output; types a newer rein wrote survive as *Unknown.
+//
+// Derive (or the incremental Deriver) projects events to []llm.Message.
+// RepairEvents and RepairLog close a turn a crash left open; Balanced
+// checks a log's invariants. A Store keeps logs: MemStore here,
+// session/jsonl and session/sqlite on disk, all passing the
+// session/sessiontest suite. Fork, Follow, Export and Import work on any
+// Store.
+//
+// Quick start:
+//
+//	st := session.NewMemStore()
+//	id, _ := st.Create(ctx, nil)
+//	_ = st.Append(ctx, id,
+//		session.Event{Seq: 1, Time: time.Now(), Turn: "t1", Data: &session.TurnStart{Trigger: session.TriggerPrompt}},
+//		session.Event{Seq: 2, Time: time.Now(), Turn: "t1", Data: &session.UserMessage{Parts: []llm.Part{&llm.Text{Text: "hi"}}}},
+//	)
+//	events, _ := sessiontest.ReadAll(ctx, st, id, 0) // or range st.Events(ctx, id, 0)
+//	msgs := session.Derive(events) // one user message: "hi"
+package session
