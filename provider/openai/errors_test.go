@@ -232,6 +232,7 @@ func TestTransportAndCancel(t *testing.T) {
 	defer srv.Close()
 	defer close(release)
 	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
 	m = newTestModel(t, "chat", &Options{APIKey: "k", BaseURL: srv.URL + "/v1"})
 	got = nil
 	for c, err := range m.Stream(ctx, &llm.Request{Model: "m"}) {

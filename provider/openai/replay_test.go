@@ -205,3 +205,22 @@ func newTestModel(t testing.TB, api string, o *Options) llm.Model {
 	}
 	return m
 }
+
+// newBlockingServer streams one delta and then waits until the client
+// disconnects, closing closed when it does.
+func newBlockingServer(t testing.TB, api string, closed chan struct{}) string {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		if api == "responses" {
+			w.Write([]byte("data: {\"type\":\"response.output_text.delta\",\"output_index\":0,\"delta\":\"Hi\"}\n\n"))
+		} else {
+			w.Write([]byte("data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Hi\"}}]}\n\n"))
+		}
+		w.(http.Flusher).Flush()
+		<-r.Context().Done()
+		close(closed)
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
