@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"reflect"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -61,8 +62,8 @@ func ValidName(name string) bool { return validName.MatchString(name) }
 //
 // The JSON Schema is derived from In with github.com/google/jsonschema-go:
 // property names from `json` tags; a field is required unless its json tag
-// has omitempty or omitzero; the `jsonschema:"…"` tag is the property's
-// description. rein adds two tags:
+// has omitempty or omitzero or a default; the `jsonschema:"…"` tag is the
+// property's description. rein adds two tags:
 //
 //	Mode  string   `json:"mode" enum:"read|write"`         // allowed values, separated by |
 //	Limit int      `json:"limit,omitempty" default:"100"`  // default, parsed as the field's type
@@ -290,6 +291,11 @@ func applyTags(t reflect.Type, s *jsonschema.Schema) error {
 				return fmt.Errorf("field %s: default %q: %w", f.Name, d, err)
 			}
 			ps.Default = b
+			// A property with a default need not be sent.
+			s.Required = slices.DeleteFunc(s.Required, func(r string) bool { return r == name })
+			if len(s.Required) == 0 {
+				s.Required = nil
+			}
 		}
 	}
 	return nil

@@ -1,0 +1,133 @@
+package tool
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+type errStore struct{ StateStore }
+
+func (errStore) Commit(context.Context, string, string, map[string]string) error {
+	return errors.New("disk full")
+}
+
+func TestB15_Run(t *testing.T) {
+	tests := []struct {
+		name      string
+		fn        func(ctx context.Context, call *Call) (*Result, error)
+		want      string
+		wantError bool
+	}{
+		{"result", func(ctx context.Context, call *Call) (*Result, error) { return Text("fine"), nil }, "fine", false},
+		{"error result passes through", func(ctx context.Context, call *Call) (*Result, error) { return Errorf("no such file"), nil }, "no such file", true},
+		{"error", func(ctx context.Context, call *Call) (*Result, error) { return nil, errors.New("disk on fire") }, "Tool error: disk on fire", true},
+		{"panic", func(ctx context.Context, call *Call) (*Result, error) { panic("boom") }, "Tool error: panic: boom", true},
+		{"nil result", func(ctx context.Context, call *Call) (*Result, error) { return nil, nil }, "", false},
+		{"nil progress is safe", func(ctx context.Context, call *Call) (*Result, error) {
+			call.Progress(Progress{Message: "half", Done: 0.5})
+			return Text("done"), nil
+		}, "done", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res, err := Run(context.Background(), &Func{ToolSpec: Spec{Name: "t"}, Fn: tt.fn}, &Call{Name: "t"})
+			if err != nil {
+				t.Fatalf("Run: %v", err)
+			}
+			if res.TextOf() != tt.want || res.IsError != tt.wantError {
+				t.Errorf("Run = %q (error %v), want %q (error %v)", res.TextOf(), res.IsError, tt.want, tt.wantError)
+			}
+		})
+	}
+	res, _ := Run(context.Background(), &Func{ToolSpec: Spec{Name: "t"}, Fn: func(context.Context, *Call) (*Result, error) { panic(errors.New("bad")) }}, &Call{})
+	if stack, _ := res.Meta[MetaPanicStack].(string); !strings.Contains(stack, "run_test.go") {
+		t.Errorf("panic stack not kept for the host: %q", stack)
+	}
+}
+
+func TestRunState(t *testing.T) {
+	ctx := context.Background()
+	store := NewMemStateStore()
+	if err := store.Commit(ctx, "s1", "counter", map[string]string{"n": "1", "old": "x"}); err != nil {
+		t.Fatal(err)
+	}
+	bump := func(fail string) *Func {
+		return &Func{ToolSpec: Spec{Name: "counter"}, Fn: func(ctx context.Context, call *Call) (*Result, error) {
+			n, _ := call.State.Get("n")
+			call.State.Set("n", n+"1")
+			call.State.Set("old", "")
+			if got, ok := call.State.Get("n"); !ok || got != n+"1" {
+				t.Errorf("staged write not visible to the call: %q", got)
+			}
+			if _, ok := call.State.Get("old"); ok {
+				t.Error("staged removal not visible to the call")
+			}
+			switch fail {
+			case "error":
+				return nil, errors.New("failed")
+			case "panic":
+				panic("failed")
+			case "error result":
+				return Errorf("failed"), nil
+			}
+			return Text(n), nil
+		}}
+	}
+	for _, fail := range []string{"error", "panic", "error result"} {
+		st, err := LoadState(ctx, store, "s1", "counter")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := Run(ctx, bump(fail), &Call{Session: "s1", State: st}); err != nil {
+			t.Fatal(err)
+		}
+		got, _ := store.Load(ctx, "s1", "counter")
+		if diff := cmp.Diff(map[string]string{"n": "1", "old": "x"}, got); diff != "" {
+			t.Errorf("%s: state changed by a failed call (-want +got):\n%s", fail, diff)
+		}
+	}
+	st, _ := LoadState(ctx, store, "s1", "counter")
+	if _, err := Run(ctx, bump(""), &Call{Session: "s1", State: st}); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := store.Load(ctx, "s1", "counter")
+	if diff := cmp.Diff(map[string]string{"n": "11"}, got); diff != "" {
+		t.Errorf("state after a successful call (-want +got):\n%s", diff)
+	}
+	other, _ := store.Load(ctx, "s2", "counter")
+	if len(other) != 0 {
+		t.Errorf("another session sees the state: %v", other)
+	}
+	// A commit that fails is rein's failure, reported as an error.
+	st, _ = LoadState(ctx, errStore{store}, "s1", "counter")
+	if _, err := Run(ctx, bump(""), &Call{Session: "s1", State: st}); err == nil || !strings.Contains(err.Error(), "disk full") {
+		t.Errorf("Run with a failing store = %v, want the commit error", err)
+	}
+}
+
+func TestStagedStateAfterSettle(t *testing.T) {
+	ctx := context.Background()
+	store := NewMemStateStore()
+	st, _ := LoadState(ctx, store, "s", "t")
+	st.Set("a", "1")
+	if err := st.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	st.Set("a", "2") // after commit: ignored
+	if err := st.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := store.Load(ctx, "s", "t")
+	if diff := cmp.Diff(map[string]string{"a": "1"}, got); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+	got["a"] = "mutated"
+	again, _ := store.Load(ctx, "s", "t")
+	if again["a"] != "1" {
+		t.Error("Load returned the store's own map")
+	}
+}
