@@ -254,6 +254,34 @@ func (b *batch) prepare(s *callState) bool {
 		return true
 	}
 	s.args, s.coerced = args, coerced
+	// Pre-tool-use: edits of validated arguments are validated again.
+	pin := &hook.ToolInput{Scope: r.scope(), Call: s.call, Spec: spec, Validated: true}
+	pin.Call.Args = s.args
+	pout, err := r.chain.PreToolUse(r.ctx, pin)
+	r.records(pout.Records, s.call.ID)
+	switch {
+	case err != nil:
+		b.settle(s, tool.Errorf("Blocked: %v", err), session.OutcomeGateBlock, CodeHookError, false)
+		return true
+	case pout.Denied != nil:
+		reason := pout.Denied.Reason
+		if reason == "" {
+			reason = defaultBlockReason
+		}
+		b.settle(s, tool.Errorf("Blocked: %s", reason), session.OutcomeGateBlock, CodeBlocked, false)
+		return true
+	case pout.Substitute != nil:
+		b.settle(s, pout.Substitute.Result, session.OutcomeSubstitute, "", true)
+		return true
+	case pout.Args != nil:
+		args, coerced, err := s.entry.v.validate(pout.Args)
+		if err != nil {
+			b.settle(s, &tool.Result{Parts: []llm.Part{&llm.Text{Text: err.Error()}}, IsError: true}, session.OutcomeInvalidInput, CodeInvalidInput, false)
+			return true
+		}
+		s.call.Args = pout.Args
+		s.args, s.coerced = args, append(s.coerced, coerced...)
+	}
 	// Approval.
 	if blocked, code := b.approve(s, spec); blocked != "" {
 		b.settle(s, tool.Errorf("Blocked: %s", blocked), session.OutcomeGateBlock, code, false)

@@ -19,6 +19,7 @@ const (
 	PointPrompt      Point = "prompt"       // a prompt is submitted
 	PointRequest     Point = "request"      // before each model request
 	PointToolGate    Point = "tool-gate"    // before a tool call is validated and run
+	PointPreToolUse  Point = "pre-tool-use" // after validation, before approval: edits are revalidated
 	PointApproval    Point = "approval"     // a validated call asks to run
 	PointToolResult  Point = "tool-result"  // a tool returned, before the model sees it
 	PointToolError   Point = "tool-error"   // a tool failed or panicked
@@ -155,6 +156,7 @@ type Set struct {
 	prompt     []entry[PromptFunc]
 	request    []entry[RequestFunc]
 	gate       []entry[GateFunc]
+	pre        []entry[GateFunc]
 	approval   []entry[ApprovalFunc]
 	result     []entry[ToolResultFunc]
 	toolErr    []entry[ToolErrorFunc]
@@ -183,6 +185,15 @@ func (s *Set) Request(name string, f RequestFunc) *Set {
 // arguments is validated like the model's own.
 func (s *Set) ToolGate(name string, f GateFunc) *Set {
 	s.gate = append(s.gate, entry[GateFunc]{name, f})
+	return s
+}
+
+// PreToolUse registers a pre-tool-use handler. It runs after the
+// arguments were validated (and coerced); edited arguments are validated
+// again, and rejected like the model's own when they break the schema.
+// Decisions are those of a gate.
+func (s *Set) PreToolUse(name string, f GateFunc) *Set {
+	s.pre = append(s.pre, entry[GateFunc]{name, f})
 	return s
 }
 
@@ -387,6 +398,8 @@ func (c Chain) Has(p Point) bool {
 			n += len(s.request)
 		case PointToolGate:
 			n += len(s.gate)
+		case PointPreToolUse:
+			n += len(s.pre)
 		case PointApproval:
 			n += len(s.approval)
 		case PointToolResult:
@@ -478,10 +491,20 @@ type GateOutcome struct {
 // Gate runs the tool gate chain. An edit feeds the next handler; a deny
 // ends the chain and wins over a substitute from an earlier handler.
 func (c Chain) Gate(ctx context.Context, in *ToolInput) (GateOutcome, error) {
-	var out GateOutcome
 	a, b := handlers(c, func(s *Set) []entry[GateFunc] { return s.gate })
-	err := dispatch(ctx, PointToolGate, a, b, in, func(name string, d GateDecision) bool {
-		out.Records = append(out.Records, record(PointToolGate, name, d))
+	return gate(ctx, PointToolGate, a, b, in)
+}
+
+// PreToolUse runs the pre-tool-use chain, with the rules of Gate.
+func (c Chain) PreToolUse(ctx context.Context, in *ToolInput) (GateOutcome, error) {
+	a, b := handlers(c, func(s *Set) []entry[GateFunc] { return s.pre })
+	return gate(ctx, PointPreToolUse, a, b, in)
+}
+
+func gate(ctx context.Context, p Point, a, b []entry[GateFunc], in *ToolInput) (GateOutcome, error) {
+	var out GateOutcome
+	err := dispatch(ctx, p, a, b, in, func(name string, d GateDecision) bool {
+		out.Records = append(out.Records, record(p, name, d))
 		switch d := d.(type) {
 		case *EditArgs:
 			in.Call.Args = d.Args
