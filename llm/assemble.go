@@ -21,6 +21,7 @@ type Assembler struct {
 
 	blocks   []*block
 	byIndex  map[int]*block
+	last     *block // the block the previous chunk touched: most deltas hit it
 	usage    Usage
 	finish   FinishReason
 	finished bool
@@ -95,7 +96,14 @@ func (a *Assembler) Add(c Chunk) {
 // block returns the open block at index, creating it with kind when new,
 // or nil when the block has ended (a straggler).
 func (a *Assembler) block(index int, kind BlockKind) *block {
+	if b := a.last; b != nil && b.index == index {
+		if b.closed {
+			return nil
+		}
+		return b
+	}
 	if b, ok := a.byIndex[index]; ok {
+		a.last = b
 		if b.closed {
 			return nil
 		}
@@ -107,7 +115,14 @@ func (a *Assembler) block(index int, kind BlockKind) *block {
 	b := &block{index: index, kind: kind}
 	a.byIndex[index] = b
 	a.blocks = append(a.blocks, b)
+	a.last = b
 	return b
+}
+
+// Reset empties the assembler for a new response, keeping IDPrefix and
+// Provenance.
+func (a *Assembler) Reset() {
+	*a = Assembler{IDPrefix: a.IDPrefix, Provenance: a.Provenance}
 }
 
 // Finished reports whether a Finish chunk has arrived.

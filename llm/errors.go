@@ -3,6 +3,7 @@ package llm
 import (
 	"errors"
 	"fmt"
+	"regexp"
 	"time"
 )
 
@@ -51,6 +52,7 @@ func (e *ProviderError) Error() string {
 	if e.RequestID != "" {
 		s += " [request " + e.RequestID + "]"
 	}
+	s = Redact(s)
 	switch e.Kind {
 	case ErrAuth:
 		s += "; check the API key"
@@ -58,6 +60,33 @@ func (e *ProviderError) Error() string {
 		s += "; add credit or raise the spend limit, retrying will not help"
 	case ErrContextTooLong:
 		s += "; shorten the conversation or compact it"
+	}
+	return s
+}
+
+// secretPatterns match credentials a provider or transport may echo back
+// in an error: API keys by their well-known prefixes, bearer tokens, and
+// key headers or parameters.
+var secretPatterns = []*regexp.Regexp{
+	regexp.MustCompile(`\bsk-[A-Za-z0-9_*\-]{6,}`),
+	regexp.MustCompile(`\bAIza[A-Za-z0-9_\-]{20,}`),
+	regexp.MustCompile(`(?i)\b(api key provided:\s*)[^\s.,;]{4,}`),
+	regexp.MustCompile(`(?i)\b(bearer\s+)[A-Za-z0-9._~+/*\-]{6,}=*`),
+	regexp.MustCompile(`(?i)\b((?:x-)?(?:api|goog-api)[-_]?key["']?\s*[:=]\s*["']?)[^\s"',;&]{4,}`),
+	regexp.MustCompile(`(?i)\b((?:access_token|token|key)=)[^\s"',;&]{8,}`),
+}
+
+// Redact replaces credentials found in s (API keys such as sk-…, bearer
+// tokens, api-key headers and key query parameters) with "[redacted]".
+// ProviderError.Error applies it; use it on anything else that may carry a
+// provider's text into a log.
+func Redact(s string) string {
+	for _, re := range secretPatterns {
+		if re.NumSubexp() == 0 {
+			s = re.ReplaceAllString(s, "[redacted]")
+		} else {
+			s = re.ReplaceAllString(s, "${1}[redacted]")
+		}
 	}
 	return s
 }

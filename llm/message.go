@@ -3,6 +3,7 @@ package llm
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -126,18 +127,18 @@ type Message struct {
 }
 
 // Text concatenates the message's Text parts.
-func (m *Message) Text() string {
-	var s string
+func (m Message) Text() string {
+	var b strings.Builder
 	for _, p := range m.Parts {
 		if t, ok := p.(*Text); ok {
-			s += t.Text
+			b.WriteString(t.Text)
 		}
 	}
-	return s
+	return b.String()
 }
 
 // ToolCalls returns the message's tool calls in order.
-func (m *Message) ToolCalls() []*ToolCall {
+func (m Message) ToolCalls() []*ToolCall {
 	var calls []*ToolCall
 	for _, p := range m.Parts {
 		if c, ok := p.(*ToolCall); ok {
@@ -197,6 +198,40 @@ func (r *ToolResult) UnmarshalJSON(b []byte) error {
 	}
 	*r = ToolResult(w.plain)
 	r.Parts = []Part(w.Parts)
+	return nil
+}
+
+// MarshalJSON encodes the call. Arguments that are valid JSON are kept
+// as they are under "args"; arguments a model produced that are not JSON
+// are kept verbatim as a string under "args_text", so a malformed call can
+// still be logged and replayed.
+func (c ToolCall) MarshalJSON() ([]byte, error) {
+	type plain ToolCall
+	if len(c.Args) == 0 || json.Valid(c.Args) {
+		return json.Marshal(plain(c))
+	}
+	text := string(c.Args)
+	c.Args = nil
+	return json.Marshal(struct {
+		plain
+		ArgsText string `json:"args_text"`
+	}{plain(c), text})
+}
+
+// UnmarshalJSON decodes a call written by MarshalJSON.
+func (c *ToolCall) UnmarshalJSON(b []byte) error {
+	type plain ToolCall
+	var w struct {
+		plain
+		ArgsText *string `json:"args_text"`
+	}
+	if err := json.Unmarshal(b, &w); err != nil {
+		return err
+	}
+	*c = ToolCall(w.plain)
+	if w.ArgsText != nil {
+		c.Args = json.RawMessage(*w.ArgsText)
+	}
 	return nil
 }
 
