@@ -1,0 +1,429 @@
+package fs
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	iofs "io/fs"
+	"os"
+	"path"
+	"regexp"
+	"runtime"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/reinhq/rein/tool"
+	"github.com/reinhq/rein/tool/sandbox"
+)
+
+// fileTypes maps grep's type filter to file name patterns.
+var fileTypes = map[string][]string{
+	"go":     {"*.go"},
+	"py":     {"*.py", "*.pyi"},
+	"js":     {"*.js", "*.mjs", "*.cjs", "*.jsx"},
+	"ts":     {"*.ts", "*.tsx", "*.mts", "*.cts"},
+	"rs":     {"*.rs"},
+	"md":     {"*.md", "*.markdown", "*.mdx"},
+	"java":   {"*.java"},
+	"kt":     {"*.kt", "*.kts"},
+	"c":      {"*.c", "*.h"},
+	"cpp":    {"*.cpp", "*.cc", "*.cxx", "*.hpp", "*.hh", "*.hxx", "*.h"},
+	"cs":     {"*.cs"},
+	"rb":     {"*.rb"},
+	"php":    {"*.php"},
+	"swift":  {"*.swift"},
+	"sh":     {"*.sh", "*.bash", "*.zsh"},
+	"json":   {"*.json"},
+	"yaml":   {"*.yaml", "*.yml"},
+	"toml":   {"*.toml"},
+	"html":   {"*.html", "*.htm"},
+	"css":    {"*.css", "*.scss", "*.sass", "*.less"},
+	"sql":    {"*.sql"},
+	"proto":  {"*.proto"},
+	"txt":    {"*.txt"},
+	"xml":    {"*.xml"},
+	"lua":    {"*.lua"},
+	"zig":    {"*.zig"},
+	"scala":  {"*.scala"},
+	"elixir": {"*.ex", "*.exs"},
+}
+
+func typeNames() string {
+	names := make([]string, 0, len(fileTypes))
+	for k := range fileTypes {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	return strings.Join(names, ", ")
+}
+
+type grepArgs struct {
+	Pattern    string `json:"pattern"`
+	Path       string `json:"path"`
+	Glob       string `json:"glob"`
+	Type       string `json:"type"`
+	Output     string `json:"output"`
+	IgnoreCase bool   `json:"-i"`
+	Before     int    `json:"-B"`
+	After      int    `json:"-A"`
+	Context    int    `json:"-C"`
+	Limit      int    `json:"limit"`
+}
+
+func (t *tools) grepTool() tool.Tool {
+	return &funcTool{spec: tool.Spec{
+		Name: "grep",
+		Description: "Search file contents with a regular expression (Go RE2 syntax) across the workspace, fast. " +
+			"Skips binary files, the .git directory and files ignored by .gitignore. Output \"files\" (default) lists matching files, " +
+			"\"content\" shows matching lines as path:line:text, \"count\" counts matching lines per file.",
+		Schema: schema(`{"type":"object","properties":{` +
+			`"pattern":{"type":"string","description":"regular expression (RE2); ^ and $ match at line boundaries"},` +
+			`"path":{"type":"string","description":"file or directory to search (default: the workspace root)"},` +
+			`"glob":{"type":"string","description":"only files matching this glob, such as *.go or src/**/*.ts"},` +
+			`"type":{"type":"string","description":"only files of this type: go, py, js, ts, rs, md, java, c, cpp, sh, json, yaml, …"},` +
+			`"output":{"type":"string","enum":["files","content","count"],"description":"what to show (default files)"},` +
+			`"-i":{"type":"boolean","description":"case-insensitive"},` +
+			`"-B":{"type":"integer","minimum":0,"description":"lines of context before each match (content output)"},` +
+			`"-A":{"type":"integer","minimum":0,"description":"lines of context after each match (content output)"},` +
+			`"-C":{"type":"integer","minimum":0,"description":"lines of context before and after each match (content output)"},` +
+			`"limit":{"type":"integer","minimum":1,"description":"at most this many files or matching lines"}},` +
+			`"required":["pattern"],"additionalProperties":false}`),
+		Annotations: &tool.Annotations{ReadOnly: true, Idempotent: true},
+	}, fn: t.grep}
+}
+
+// fileMatch is what grep found in one file.
+type fileMatch struct {
+	count int
+	out   []byte // content mode: rendered lines
+	lines int    // content mode: matching lines rendered
+	ends  []int  // content mode: offset in out after each matching line
+}
+
+func (t *tools) grep(ctx context.Context, call *tool.Call) (*tool.Result, error) {
+	var a grepArgs
+	if r := decode(call, &a); r != nil {
+		return r, nil
+	}
+	if a.Pattern == "" {
+		return tool.Errorf("pattern is required"), nil
+	}
+	switch a.Output {
+	case "":
+		a.Output = "files"
+	case "files", "content", "count":
+	default:
+		return tool.Errorf("output must be files, content or count, not %q", a.Output), nil
+	}
+	if _, err := regexp.Compile(a.Pattern); err != nil {
+		return tool.Errorf("pattern %q is not a valid regular expression: %v", a.Pattern, strings.TrimPrefix(err.Error(), "error parsing regexp: ")), nil
+	}
+	expr := "(?m)" + a.Pattern
+	if a.IgnoreCase {
+		expr = "(?i)" + expr
+	}
+	re, err := regexp.Compile(expr)
+	if err != nil {
+		return tool.Errorf("pattern %q is not a valid regular expression: %v", a.Pattern, strings.TrimPrefix(err.Error(), "error parsing regexp: ")), nil
+	}
+	var typePats []string
+	if a.Type != "" {
+		var ok bool
+		if typePats, ok = fileTypes[a.Type]; !ok {
+			return tool.Errorf("unknown type %q; known types: %s", a.Type, typeNames()), nil
+		}
+	}
+	if a.Glob != "" {
+		if err := checkPattern(a.Glob); err != nil {
+			return tool.Errorf("glob %q %v", a.Glob, err), nil
+		}
+	}
+	if a.Path == "" {
+		a.Path = "."
+	}
+	base, err := t.p.Rel(a.Path)
+	if err != nil {
+		return pathError(a.Path, err), nil
+	}
+	fi, err := t.p.Stat(a.Path)
+	if err != nil {
+		return pathError(a.Path, err), nil
+	}
+	before, after := max(a.Before, a.Context), max(a.After, a.Context)
+	limit := a.Limit
+	if limit <= 0 {
+		if a.Output == "content" {
+			limit = t.o.MaxMatches
+		} else {
+			limit = t.o.MaxEntries
+		}
+	}
+
+	wanted := func(rel string) bool {
+		sub := rel
+		if base != "." && fi.IsDir() {
+			sub = strings.TrimPrefix(rel, base+"/")
+		}
+		if a.Glob != "" && !globMatch(a.Glob, sub) {
+			return false
+		}
+		if typePats != nil && !slices.ContainsFunc(typePats, func(p string) bool { return globMatch(p, sub) }) {
+			return false
+		}
+		return t.p.Classify(rel) != sandbox.Secret
+	}
+	var files []string
+	if fi.IsDir() {
+		err = t.walk(ctx, base, true, func(rel string, d iofs.DirEntry) error {
+			if d.Type().IsRegular() && wanted(rel) {
+				files = append(files, rel)
+			}
+			return nil
+		})
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			return pathError(a.Path, err), nil
+		}
+	} else {
+		files = []string{base}
+	}
+
+	results := make([]fileMatch, len(files))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	workers := min(runtime.GOMAXPROCS(0), max(len(files)/8, 1))
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var buf []byte
+			for ctx.Err() == nil {
+				i := int(next.Add(1) - 1)
+				if i >= len(files) {
+					return
+				}
+				buf = t.grepFile(files[i], re, a.Output, before, after, buf, &results[i])
+			}
+		}()
+	}
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return tool.Text(renderGrep(a, files, results, limit, before+after > 0)), nil
+}
+
+// globMatch matches a glob without a slash against the base name, one
+// with a slash against the whole relative path.
+func globMatch(pat, rel string) bool {
+	if !strings.Contains(pat, "/") {
+		ok, err := path.Match(pat, path.Base(rel))
+		return err == nil && ok
+	}
+	return sandbox.Match(pat, rel)
+}
+
+// grepFile searches one file, reusing buf for its content.
+func (t *tools) grepFile(rel string, re *regexp.Regexp, mode string, before, after int, buf []byte, res *fileMatch) []byte {
+	f, err := t.p.Open(rel, os.O_RDONLY, 0)
+	if err != nil {
+		return buf
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil || fi.Size() > t.o.MaxFileBytes {
+		return buf
+	}
+	size := int(fi.Size())
+	if cap(buf) < size+1 {
+		buf = make([]byte, 0, size+size/4+512)
+	}
+	data := buf[:cap(buf)]
+	n := 0
+	for n < len(data) {
+		m, err := f.Read(data[n:])
+		n += m
+		if err != nil || m == 0 {
+			break
+		}
+	}
+	data = data[:n]
+	if bytes.IndexByte(data[:min(len(data), 8000)], 0) >= 0 {
+		return buf
+	}
+	switch mode {
+	case "files":
+		if re.Match(data) {
+			res.count = 1
+		}
+	case "count":
+		for pos := 0; pos <= len(data); {
+			loc := re.FindIndex(data[pos:])
+			if loc == nil {
+				break
+			}
+			res.count++
+			end := bytes.IndexByte(data[pos+loc[1]:], '\n')
+			if end < 0 {
+				break
+			}
+			pos += loc[1] + end + 1
+		}
+	default:
+		t.grepContent(rel, data, re, before, after, res)
+	}
+	return buf
+}
+
+// grepContent renders matching lines with context, grep style:
+// "path:N:text" for matches, "path-N-text" for context, "--" between
+// groups.
+func (t *tools) grepContent(rel string, data []byte, re *regexp.Regexp, before, after int, res *fileMatch) {
+	// Line start offsets are found lazily: only files with a match pay.
+	loc := re.FindIndex(data)
+	if loc == nil {
+		return
+	}
+	var starts []int
+	starts = append(starts, 0)
+	for i, c := range data {
+		if c == '\n' && i+1 < len(data) {
+			starts = append(starts, i+1)
+		}
+	}
+	lineOf := func(off int) int { // 0-based
+		return sort.Search(len(starts), func(i int) bool { return starts[i] > off }) - 1
+	}
+	lineText := func(l int) []byte {
+		end := len(data)
+		if l+1 < len(starts) {
+			end = starts[l+1] - 1
+		}
+		line := bytes.TrimSuffix(data[starts[l]:end], []byte{'\n'})
+		return bytes.TrimSuffix(line, []byte{'\r'})
+	}
+	var matched []int
+	for pos := 0; pos <= len(data) && loc != nil; {
+		l := lineOf(pos + loc[0])
+		matched = append(matched, l)
+		res.count++
+		if l+1 >= len(starts) {
+			break
+		}
+		pos = starts[l+1]
+		loc = re.FindIndex(data[pos:])
+	}
+	lastShown := -1
+	maxLen := min(t.o.MaxLineLength, 500)
+	for i, l := range matched {
+		from := max(l-before, lastShown+1, 0)
+		if lastShown >= 0 && from > lastShown+1 && before+after > 0 {
+			res.out = append(res.out, "--\n"...)
+		}
+		for c := from; c < l; c++ {
+			res.out = appendLine(res.out, rel, c+1, '-', lineText(c), maxLen)
+		}
+		res.out = appendLine(res.out, rel, l+1, ':', lineText(l), maxLen)
+		res.ends = append(res.ends, len(res.out))
+		res.lines++
+		lastShown = l
+		end := min(l+after, len(starts)-1)
+		if i+1 < len(matched) {
+			end = min(end, matched[i+1]-1)
+		}
+		for c := l + 1; c <= end; c++ {
+			res.out = appendLine(res.out, rel, c+1, '-', lineText(c), maxLen)
+			lastShown = c
+		}
+	}
+}
+
+func appendLine(out []byte, rel string, n int, sep byte, text []byte, maxLen int) []byte {
+	out = append(out, rel...)
+	out = append(out, sep)
+	out = fmt.Append(out, n)
+	out = append(out, sep)
+	if len(text) > maxLen {
+		out = append(out, text[:maxLen]...)
+		out = append(out, "…"...)
+	} else {
+		out = append(out, text...)
+	}
+	return append(out, '\n')
+}
+
+func renderGrep(a grepArgs, files []string, results []fileMatch, limit int, groups bool) string {
+	var b strings.Builder
+	matchedFiles, total := 0, 0
+	for _, r := range results {
+		if r.count > 0 {
+			matchedFiles++
+			total += r.count
+		}
+	}
+	if matchedFiles == 0 {
+		return fmt.Sprintf("No matches for %s in %s.", a.Pattern, where(a.Path))
+	}
+	switch a.Output {
+	case "files":
+		shown := 0
+		for i, r := range results {
+			if r.count == 0 {
+				continue
+			}
+			if shown == limit {
+				fmt.Fprintf(&b, "… %d more files\n", matchedFiles-shown)
+				break
+			}
+			b.WriteString(files[i])
+			b.WriteByte('\n')
+			shown++
+		}
+	case "count":
+		shown := 0
+		for i, r := range results {
+			if r.count == 0 {
+				continue
+			}
+			if shown == limit {
+				fmt.Fprintf(&b, "… %d more files\n", matchedFiles-shown)
+				break
+			}
+			fmt.Fprintf(&b, "%s:%d\n", files[i], r.count)
+			shown++
+		}
+		fmt.Fprintf(&b, "%d matching lines in %d files\n", total, matchedFiles)
+	default:
+		shown := 0
+		first := true
+		for _, r := range results {
+			if r.count == 0 {
+				continue
+			}
+			if shown+r.lines > limit {
+				// Cut inside this file at the limit.
+				if !first && groups {
+					b.WriteString("--\n")
+				}
+				if rest := limit - shown; rest > 0 {
+					b.Write(r.out[:r.ends[rest-1]])
+				}
+				fmt.Fprintf(&b, "… %d more matches (narrow the pattern or the path, or raise limit)\n", total-limit)
+				shown = limit
+				break
+			}
+			if !first && groups {
+				b.WriteString("--\n")
+			}
+			b.Write(r.out)
+			shown += r.lines
+			first = false
+		}
+	}
+	return strings.TrimRight(b.String(), "\n")
+}
