@@ -3,7 +3,11 @@ package tool
 import (
 	"context"
 	"fmt"
+	"unicode/utf8"
 )
+
+// maxDryRunArgs bounds how much of the arguments a dry-run stub repeats.
+const maxDryRunArgs = 2000
 
 // MetaDryRun is the Result.Meta key set to true on results DryRun made up
 // instead of running the tool.
@@ -43,6 +47,13 @@ func (d *dryRun) Call(ctx context.Context, call *Call) (*Result, error) {
 	args := string(call.Args)
 	if args == "" {
 		args = "{}"
+	}
+	if len(args) > maxDryRunArgs {
+		cut := maxDryRunArgs
+		for cut > 0 && !utf8.RuneStart(args[cut]) {
+			cut--
+		}
+		args = fmt.Sprintf("%s… (%d bytes in all)", args[:cut], len(args))
 	}
 	what := "change"
 	if sp.Annotations.Destructive {

@@ -140,6 +140,37 @@ func (s *Set) AliasWith(alias, name string, opts *AliasOptions) error {
 	return nil
 }
 
+// Remove takes out the tool answering to name (a real name or an alias)
+// along with its aliases. Removing an unknown name is ErrNotFound.
+func (s *Set) Remove(name string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	old := s.view.Load()
+	if old == nil || !old.taken(name) {
+		return fmt.Errorf("tool: remove %q: %w", name, ErrNotFound)
+	}
+	v := old.clone()
+	if real, ok := v.aliases[name]; ok {
+		name = real
+	}
+	i := v.byName[name]
+	v.tools = append(v.tools[:i], v.tools[i+1:]...)
+	delete(v.byName, name)
+	for k, x := range v.byName {
+		if x > i {
+			v.byName[k] = x - 1
+		}
+	}
+	for a, real := range v.aliases {
+		if real == name {
+			delete(v.aliases, a)
+		}
+	}
+	delete(v.advertise, name)
+	s.view.Store(v)
+	return nil
+}
+
 // Lookup returns the tool answering to name, a real name or an alias.
 func (s *Set) Lookup(name string) (Tool, bool) {
 	v := s.load()
@@ -222,7 +253,7 @@ func (s *Set) Validator(name string) (*Validator, error) {
 		}
 	}
 	v := s.load()
-	real, _ := s.Canonical(name)
+	real := t.Spec().Name
 	v.valMu.Lock()
 	defer v.valMu.Unlock()
 	if val, ok := v.vals[real]; ok {

@@ -102,6 +102,32 @@ func TestSet(t *testing.T) {
 	})
 }
 
+func TestSetRemove(t *testing.T) {
+	s, _ := NewSet(fake("a", nil), fake("b", nil), fake("c", nil))
+	s.AliasWith("bee", "b", &AliasOptions{Advertise: true})
+	if err := s.Remove("bee"); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := s.Lookup("b"); ok {
+		t.Error("b still there")
+	}
+	if _, ok := s.Lookup("bee"); ok {
+		t.Error("alias of a removed tool still resolves")
+	}
+	if diff := cmp.Diff([]string{"a", "c"}, names(s.Specs())); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+	if tl, ok := s.Lookup("c"); !ok || tl.Spec().Name != "c" {
+		t.Error("index of later tools broken")
+	}
+	if err := s.Remove("b"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("second remove = %v", err)
+	}
+	if err := s.Add(fake("b", nil)); err != nil {
+		t.Errorf("re-adding a removed name: %v", err)
+	}
+}
+
 func TestSetSpecsCachedUntilChange(t *testing.T) {
 	s, _ := NewSet(fake("a", nil))
 	first := s.Specs()

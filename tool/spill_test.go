@@ -140,6 +140,15 @@ func TestB58_DryRun(t *testing.T) {
 	}
 }
 
+func TestDryRunStubShortensLongArguments(t *testing.T) {
+	w := DryRun(&Func{ToolSpec: Spec{Name: "write", Annotations: &Annotations{}}})
+	args := `{"content":"` + strings.Repeat("x", 5000) + `"}`
+	res, _ := w.Call(context.Background(), &Call{Args: json.RawMessage(args)})
+	if text := res.TextOf(); len(text) > 2300 || !strings.Contains(text, "(5014 bytes in all)") {
+		t.Errorf("stub of %d bytes: %.120q…", len(text), text)
+	}
+}
+
 func TestDryRunSet(t *testing.T) {
 	s, _ := NewSet(fake("a", nil), fake("b", &Annotations{ReadOnly: true}))
 	s.Alias("bee", "b")
