@@ -355,9 +355,21 @@ func (a *Agent) Inject(ctx context.Context, parts ...llm.Part) error {
 	}
 	a.logMu.Lock()
 	defer a.logMu.Unlock()
-	a.emitLocked("", "", &session.ContextMessage{Parts: parts, Source: session.SourceUser})
+	a.injectLocked(queued{parts, session.SourceUser})
 	_, err := a.flushLocked(ctx)
 	return err
+}
+
+// injectLocked records injected context outside a run: a turn of its own
+// (trigger inject) with no step, so no request is made. logMu is held.
+func (a *Agent) injectLocked(qs ...queued) {
+	a.turns++
+	turn := session.TurnID("turn-" + itoa(a.turns))
+	a.emitLocked(turn, "", &session.TurnStart{Trigger: session.TriggerInject})
+	for _, q := range qs {
+		a.emitLocked(turn, "", &session.ContextMessage{Parts: q.parts, Source: q.source})
+	}
+	a.emitLocked(turn, "", &session.TurnEnd{Reason: session.EndCompleted})
 }
 
 // Steer sends a message to the running turn: it is recorded after the
@@ -419,6 +431,9 @@ func (a *Agent) CancelTool(id llm.CallID, reason string) error {
 		return ErrCallFinished
 	}
 	if c, ok := r.running[id]; ok {
+		if c.returned && c.cancelReason == "" {
+			return ErrCallFinished
+		}
 		if c.cancelReason == "" {
 			c.cancelReason = reason
 			c.cancel(errToolCancelled)

@@ -53,7 +53,7 @@ func newHarness(t *testing.T, opts *agent.Options, script ...llmtest.Entry) *har
 		opts = &agent.Options{}
 	}
 	h := &harness{t: t, m: llmtest.NewModel(script...), sleeps: &sleepLog{}}
-	if opts.Model == nil && len(opts.Fallbacks) == 0 {
+	if opts.Model == nil {
 		opts.Model = h.m
 		opts.Provider, opts.ModelName = llmtest.Provider, "scripted"
 	}
@@ -280,3 +280,5 @@ var errBoom = errors.New("boom")
 func call(id, name, args string) llm.ToolCall {
 	return llm.ToolCall{ID: llm.CallID(id), Name: name, Args: json.RawMessage(args)}
 }
+
+func numGoroutines() int { return runtime.NumGoroutine() }

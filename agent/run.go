@@ -250,9 +250,7 @@ func (a *Agent) start(ctx context.Context, req *RunRequest, sink func(session.Ev
 	r.injects, r.lateInjects = nil, nil
 	if len(late) > 0 {
 		a.logMu.Lock()
-		for _, q := range late {
-			a.emitLocked("", "", &session.ContextMessage{Parts: q.parts, Source: q.source})
-		}
+		a.injectLocked(late...)
 		if _, ferr := a.flushLocked(ctx); ferr != nil && err == nil {
 			err = ferr
 		}

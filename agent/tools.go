@@ -49,6 +49,7 @@ type callState struct {
 	ctx          context.Context
 	cancel       context.CancelCauseFunc
 	cancelReason string // set by CancelTool, under a.mu
+	returned     bool   // the body returned, under a.mu
 	start        time.Time
 
 	settled     bool
@@ -414,6 +415,9 @@ func (b *batch) dispatch(s *callState) {
 	go func(ctx context.Context, idx int, start time.Time) {
 		defer a.toolsWG.Done()
 		res, err := runTool(ctx, t, call)
+		a.mu.Lock()
+		s.returned = true
+		a.mu.Unlock()
 		b.done <- completion{idx: idx, res: res, err: err, dur: time.Since(start)}
 	}(s.ctx, s.idx, time.Now())
 }
@@ -421,6 +425,11 @@ func (b *batch) dispatch(s *callState) {
 // wait blocks until one running call completes, or a cancel's grace runs
 // out; it then settles what it can.
 func (b *batch) wait() {
+	b.waitOne()
+	b.commit()
+}
+
+func (b *batch) waitOne() {
 	r := b.r
 	if b.graceC == nil && r.isCancelled() {
 		b.graceC = time.After(r.a.grace)
