@@ -1,0 +1,485 @@
+package shell
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/reinhq/rein/tool"
+	"github.com/reinhq/rein/tool/sandbox"
+)
+
+// Options configure a Shell. A nil *Options and zero fields mean the
+// documented defaults.
+type Options struct {
+	// Policy is the workspace: commands run in Policy.Root and are checked
+	// against Policy.Commands first. Required: without it every command
+	// is refused.
+	Policy *sandbox.Policy
+	// Shell is the interpreter, run as "<Shell> -c <command>" (default
+	// bash, or sh when bash is not installed).
+	Shell string
+	// Timeout is a command's time limit when the call gives none
+	// (default 2 minutes).
+	Timeout time.Duration
+	// MaxTimeout caps the time limit a call may ask for (default 10 minutes).
+	MaxTimeout time.Duration
+	// KillGrace is how long a process group has between SIGTERM and
+	// SIGKILL (default 2 seconds).
+	KillGrace time.Duration
+	// OutputLimit is how many bytes of output the model sees (default
+	// 30 000): beyond it, the head and tail with a marker between them,
+	// and the whole output in a spill file.
+	OutputLimit int
+	// SpillDir holds spilled outputs and background task logs (default
+	// <root>/.rein/spill).
+	SpillDir string
+	// Env lists the names (or glob patterns such as "LC_*") of the
+	// environment variables passed to commands. Nil passes every variable
+	// except those whose names contain KEY, TOKEN, SECRET, PASSWORD,
+	// PASSWD, CREDENTIAL or PRIVATE. Commands also get PAGER=cat,
+	// GIT_PAGER=cat and GIT_TERMINAL_PROMPT=0 so they never wait for a
+	// person.
+	Env []string
+	// Logger receives lifecycle messages; nil discards them.
+	Logger *slog.Logger
+}
+
+// TaskExit reports a background task that ended.
+type TaskExit struct {
+	ID       string
+	Command  string
+	ExitCode int           // -1 when killed by a signal
+	Reason   string        // "exited", "killed", "timeout" or "closed"
+	Duration time.Duration // from start to end
+	LogPath  string        // the task's full output
+}
+
+// String describes the exit for the model.
+func (e TaskExit) String() string {
+	what := fmt.Sprintf("exited with code %d", e.ExitCode)
+	switch e.Reason {
+	case "killed":
+		what = "was killed"
+	case "timeout":
+		what = "hit its time limit and was killed"
+	case "closed":
+		what = "was stopped because the shell closed"
+	}
+	return fmt.Sprintf("Background task %s (%s) %s after %s; its output is in %s.", e.ID, e.Command, what, e.Duration.Round(time.Millisecond), e.LogPath)
+}
+
+// Shell runs commands for a model in one workspace, in the foreground or
+// as background tasks. It is safe for concurrent use; Close stops every
+// task.
+type Shell struct {
+	o      Options
+	root   string
+	shell  string
+	log    *slog.Logger
+	nextID atomic.Int64
+
+	mu      sync.Mutex
+	tasks   map[string]*task
+	order   []string
+	exits   []TaskExit
+	closed  bool
+	wg      sync.WaitGroup
+	closeMu sync.Mutex
+}
+
+// New returns a Shell. Check the workspace with the first call: a missing
+// Policy or root makes every command fail with a message saying so.
+func New(opts *Options) *Shell {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	if o.Timeout <= 0 {
+		o.Timeout = 2 * time.Minute
+	}
+	if o.MaxTimeout <= 0 {
+		o.MaxTimeout = 10 * time.Minute
+	}
+	if o.Timeout > o.MaxTimeout {
+		o.Timeout = o.MaxTimeout
+	}
+	if o.KillGrace <= 0 {
+		o.KillGrace = 2 * time.Second
+	}
+	if o.OutputLimit <= 0 {
+		o.OutputLimit = 30_000
+	}
+	s := &Shell{o: o, tasks: make(map[string]*task), log: o.Logger}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	s.shell = o.Shell
+	if s.shell == "" {
+		s.shell = "sh"
+		if p, err := exec.LookPath("bash"); err == nil {
+			s.shell = p
+		}
+	}
+	if o.Policy != nil {
+		if root, err := o.Policy.RootDir(); err == nil {
+			s.root = root
+			if s.o.SpillDir == "" {
+				s.o.SpillDir = filepath.Join(root, ".rein", "spill")
+			}
+		}
+	}
+	return s
+}
+
+// Tools returns the tools shell, task_output, task_kill and task_wait.
+func (s *Shell) Tools() []tool.Tool {
+	return []tool.Tool{
+		&funcTool{spec: shellSpec(), fn: s.callShell},
+		&funcTool{spec: taskOutputSpec(), fn: s.callTaskOutput},
+		&funcTool{spec: taskKillSpec(), fn: s.callTaskKill},
+		&funcTool{spec: taskWaitSpec(), fn: s.callTaskWait},
+	}
+}
+
+// Drain returns the background tasks that ended since the last Drain and
+// whose end the model has not yet seen through task_output or task_wait.
+// The loop tells the model about them at its next step.
+func (s *Shell) Drain() []TaskExit {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := s.exits
+	s.exits = nil
+	return out
+}
+
+// Close kills every running background task with its process group,
+// waits for them, and refuses further commands. The killed tasks are
+// reported by Drain. Close is idempotent.
+func (s *Shell) Close() error {
+	s.closeMu.Lock()
+	defer s.closeMu.Unlock()
+	s.mu.Lock()
+	s.closed = true
+	var running []*task
+	for _, id := range s.order {
+		if t := s.tasks[id]; !t.isDone() {
+			running = append(running, t)
+		}
+	}
+	s.mu.Unlock()
+	for _, t := range running {
+		t.stop("closed", s.o.KillGrace)
+	}
+	s.wg.Wait()
+	return nil
+}
+
+// funcTool adapts a function to tool.Tool.
+type funcTool struct {
+	spec tool.Spec
+	fn   func(ctx context.Context, call *tool.Call) (*tool.Result, error)
+}
+
+func (f *funcTool) Spec() tool.Spec { return f.spec }
+
+func (f *funcTool) Call(ctx context.Context, call *tool.Call) (*tool.Result, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return f.fn(ctx, call)
+}
+
+func decode(call *tool.Call, v any) *tool.Result {
+	raw := call.Args
+	if len(strings.TrimSpace(string(raw))) == 0 {
+		raw = json.RawMessage("{}")
+	}
+	if err := json.Unmarshal(raw, v); err != nil {
+		return tool.Errorf("Invalid arguments for %s: %v", call.Name, err)
+	}
+	return nil
+}
+
+var sensitive = []string{"KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "PRIVATE"}
+
+// env builds the child's environment.
+func (s *Shell) env() []string {
+	var out []string
+	for _, kv := range os.Environ() {
+		name, _, ok := strings.Cut(kv, "=")
+		if !ok {
+			continue
+		}
+		switch name {
+		case "PAGER", "GIT_PAGER", "GIT_TERMINAL_PROMPT":
+			continue
+		}
+		if s.o.Env != nil {
+			keep := false
+			for _, pat := range s.o.Env {
+				if m, _ := path.Match(pat, name); m {
+					keep = true
+					break
+				}
+			}
+			if !keep {
+				continue
+			}
+		} else {
+			upper := strings.ToUpper(name)
+			drop := false
+			for _, w := range sensitive {
+				if strings.Contains(upper, w) {
+					drop = true
+					break
+				}
+			}
+			if drop {
+				continue
+			}
+		}
+		out = append(out, kv)
+	}
+	return append(out, "PAGER=cat", "GIT_PAGER=cat", "GIT_TERMINAL_PROMPT=0")
+}
+
+// display shows a path relative to the workspace when it is inside it.
+func (s *Shell) display(p string) string {
+	if s.root != "" {
+		if rel, err := filepath.Rel(s.root, p); err == nil && !strings.HasPrefix(rel, "..") {
+			return filepath.ToSlash(rel)
+		}
+	}
+	return p
+}
+
+func (s *Shell) spillFile(prefix string) (*os.File, string, error) {
+	if err := os.MkdirAll(s.o.SpillDir, 0o700); err != nil {
+		return nil, "", err
+	}
+	f, err := os.CreateTemp(s.o.SpillDir, prefix+"-*.log")
+	if err != nil {
+		return nil, "", err
+	}
+	return f, f.Name(), nil
+}
+
+// start launches a command in its own process group with its output
+// (stdout and stderr interleaved) on one pipe.
+func (s *Shell) start(command string) (*exec.Cmd, *os.File, error) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		return nil, nil, err
+	}
+	cmd := exec.Command(s.shell, "-c", command)
+	cmd.Dir = s.root
+	cmd.Env = s.env()
+	cmd.Stdout, cmd.Stderr = w, w
+	cmd.SysProcAttr = sysProcAttr()
+	if err := cmd.Start(); err != nil {
+		r.Close()
+		w.Close()
+		return nil, nil, err
+	}
+	w.Close()
+	return cmd, r, nil
+}
+
+// killGroup sends SIGTERM to the process group, then SIGKILL after
+// grace unless done closes first (the leader exited); the group is sent
+// SIGKILL in any case so no member outlives it.
+func killGroup(pgid int, grace time.Duration, done <-chan struct{}) {
+	syscall.Kill(-pgid, syscall.SIGTERM)
+	select {
+	case <-done:
+	case <-time.After(grace):
+	}
+	syscall.Kill(-pgid, syscall.SIGKILL)
+}
+
+// checkReady says why commands cannot run, or nil.
+func (s *Shell) checkReady(command string) *tool.Result {
+	if s.o.Policy == nil || s.root == "" {
+		return tool.Errorf("the shell has no workspace (its policy has no usable root); commands cannot run")
+	}
+	s.mu.Lock()
+	closed := s.closed
+	s.mu.Unlock()
+	if closed {
+		return tool.Errorf("the shell is closed; commands cannot run")
+	}
+	if strings.TrimSpace(command) == "" {
+		return tool.Errorf("command is required")
+	}
+	if err := s.o.Policy.Commands.Check(command); err != nil {
+		var ce *sandbox.CommandError
+		if errors.As(err, &ce) {
+			return tool.Errorf("%s", ce.Reason)
+		}
+		return tool.Errorf("%v", err)
+	}
+	return nil
+}
+
+type shellArgs struct {
+	Command     string  `json:"command"`
+	Timeout     float64 `json:"timeout"`
+	Background  bool    `json:"run_in_background"`
+	Description string  `json:"description"`
+}
+
+func shellSpec() tool.Spec {
+	return tool.Spec{
+		Name: "shell",
+		Description: "Run a shell command (bash -c) in the workspace root and return its output (stdout and stderr interleaved) and exit code. " +
+			"Long output keeps its head and tail; the full output is saved to a file you can read. Commands time out after 2 minutes unless " +
+			"timeout (seconds, at most 600) says otherwise. Set run_in_background for servers and long jobs: you get a task id at once; " +
+			"follow it with task_output, task_wait and task_kill. Processes a foreground command leaves running are stopped when it ends.",
+		Schema: json.RawMessage(`{"type":"object","properties":{` +
+			`"command":{"type":"string","description":"the command line"},` +
+			`"timeout":{"type":"number","exclusiveMinimum":0,"description":"time limit in seconds (default 120, at most 600)"},` +
+			`"run_in_background":{"type":"boolean","description":"start the command as a background task and return its id at once"},` +
+			`"description":{"type":"string","description":"a few words on what the command does, for the person watching"}},` +
+			`"required":["command"],"additionalProperties":false}`),
+		Annotations: &tool.Annotations{Destructive: true, OpenWorld: true},
+	}
+}
+
+func (s *Shell) limit(seconds float64) time.Duration {
+	d := s.o.Timeout
+	if seconds > 0 {
+		d = time.Duration(seconds * float64(time.Second))
+	}
+	return min(d, s.o.MaxTimeout)
+}
+
+func (s *Shell) callShell(ctx context.Context, call *tool.Call) (*tool.Result, error) {
+	var a shellArgs
+	if r := decode(call, &a); r != nil {
+		return r, nil
+	}
+	if r := s.checkReady(a.Command); r != nil {
+		return r, nil
+	}
+	if a.Background {
+		return s.startTask(a.Command, s.limit(a.Timeout))
+	}
+	return s.run(ctx, a.Command, s.limit(a.Timeout))
+}
+
+// run runs a foreground command to its end, its time limit, or ctx's end.
+func (s *Shell) run(ctx context.Context, command string, limit time.Duration) (*tool.Result, error) {
+	began := time.Now()
+	cmd, out, err := s.start(command)
+	if err != nil {
+		return tool.Errorf("could not start %s: %v", s.shell, err), nil
+	}
+	pgid := cmd.Process.Pid
+	c := &capture{limit: s.o.OutputLimit, openSpill: func() (*os.File, string, error) { return s.spillFile("shell") }}
+	readDone := make(chan struct{})
+	go func() {
+		defer close(readDone)
+		io.Copy(c, out)
+	}()
+	exited := make(chan struct{})
+	var waitErr error
+	go func() {
+		waitErr = cmd.Wait()
+		close(exited)
+	}()
+	timer := time.NewTimer(limit)
+	defer timer.Stop()
+	reason := ""
+	select {
+	case <-exited:
+	case <-timer.C:
+		reason = "timeout"
+		killGroup(pgid, s.o.KillGrace, exited)
+		<-exited
+	case <-ctx.Done():
+		reason = "cancelled"
+		killGroup(pgid, s.o.KillGrace, exited)
+		<-exited
+	}
+	// The leader is gone. Anything it left in its group that still holds
+	// the output open would keep the output from ending: stop it.
+	lingered := false
+	select {
+	case <-readDone:
+	case <-time.After(100 * time.Millisecond):
+		lingered = true
+		killGroup(pgid, 0, nil)
+		select {
+		case <-readDone:
+		case <-time.After(time.Second):
+			out.Close() // a process that left the group still holds the pipe
+			<-readDone
+		}
+	}
+	if reason == "" {
+		// Members that closed their output but still run are stopped too.
+		if syscall.Kill(-pgid, 0) == nil {
+			lingered = true
+			killGroup(pgid, 0, nil)
+		}
+	}
+	out.Close()
+	c.close()
+	elapsed := time.Since(began)
+	if reason == "cancelled" {
+		return nil, ctx.Err()
+	}
+	var b strings.Builder
+	text := c.text(s.display)
+	b.WriteString(text)
+	if text != "" && !strings.HasSuffix(text, "\n") {
+		b.WriteByte('\n')
+	}
+	if text != "" {
+		b.WriteByte('\n')
+	}
+	code := cmd.ProcessState.ExitCode()
+	res := &tool.Result{Meta: map[string]any{"exit_code": code, "duration_ms": elapsed.Milliseconds()}}
+	switch {
+	case reason == "timeout":
+		fmt.Fprintf(&b, "Timed out after %s: the command and every process it started were stopped. For long jobs use run_in_background, or give a larger timeout.", limit)
+		res.IsError = true
+	case code == -1:
+		fmt.Fprintf(&b, "Killed by a signal (%v) after %s.", waitErr, round(elapsed))
+		res.IsError = true
+	default:
+		fmt.Fprintf(&b, "Exit code %d (took %s).", code, round(elapsed))
+		res.IsError = code != 0
+	}
+	if lingered {
+		b.WriteString("\nProcesses the command left running were stopped; start long-running processes with run_in_background.")
+	}
+	if c.spillPath != "" {
+		res.Meta[tool.MetaSpillPath] = c.spillPath
+	}
+	res.Parts = tool.Text(b.String()).Parts
+	return res, nil
+}
+
+func round(d time.Duration) time.Duration {
+	switch {
+	case d < time.Millisecond:
+		return d.Round(time.Microsecond)
+	case d < time.Second:
+		return d.Round(time.Millisecond)
+	}
+	return d.Round(10 * time.Millisecond)
+}
