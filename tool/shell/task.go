@@ -328,4 +328,3 @@ func (s *Shell) callTaskWait(ctx context.Context, call *tool.Call) (*tool.Result
 		return nil, ctx.Err()
 	}
 }
-
