@@ -245,9 +245,9 @@ func (l *partList) UnmarshalJSON(b []byte) error {
 func (m UserMessage) MarshalJSON() ([]byte, error) {
 	type plain UserMessage
 	return json.Marshal(struct {
-		plain
 		Parts partList `json:"parts"`
-	}{plain(m), m.Parts})
+		plain
+	}{m.Parts, plain(m)})
 }
 
 // UnmarshalJSON decodes a message written by MarshalJSON.
@@ -269,9 +269,9 @@ func (m *UserMessage) UnmarshalJSON(b []byte) error {
 func (m ContextMessage) MarshalJSON() ([]byte, error) {
 	type plain ContextMessage
 	return json.Marshal(struct {
-		plain
 		Parts partList `json:"parts"`
-	}{plain(m), m.Parts})
+		plain
+	}{m.Parts, plain(m)})
 }
 
 // UnmarshalJSON decodes a message written by MarshalJSON.
@@ -293,9 +293,9 @@ func (m *ContextMessage) UnmarshalJSON(b []byte) error {
 func (m SteeringMessage) MarshalJSON() ([]byte, error) {
 	type plain SteeringMessage
 	return json.Marshal(struct {
-		plain
 		Parts partList `json:"parts"`
-	}{plain(m), m.Parts})
+		plain
+	}{m.Parts, plain(m)})
 }
 
 // UnmarshalJSON decodes a message written by MarshalJSON.
@@ -317,9 +317,9 @@ func (m *SteeringMessage) UnmarshalJSON(b []byte) error {
 func (m AssistantMessage) MarshalJSON() ([]byte, error) {
 	type plain AssistantMessage
 	return json.Marshal(struct {
-		plain
 		Parts partList `json:"parts"`
-	}{plain(m), m.Parts})
+		plain
+	}{m.Parts, plain(m)})
 }
 
 // UnmarshalJSON decodes a message written by MarshalJSON.
@@ -337,26 +337,30 @@ func (m *AssistantMessage) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
+// toolResultWire is ToolResult in its JSON field order, with tagged parts.
+// It must list every field of ToolResult (a test checks it).
+type toolResultWire struct {
+	CallID      llm.CallID    `json:"call_id"`
+	Name        string        `json:"name,omitempty"`
+	Parts       partList      `json:"parts"`
+	IsError     bool          `json:"is_error,omitempty"`
+	Code        string        `json:"code,omitempty"`
+	Outcome     string        `json:"outcome,omitempty"`
+	Duration    time.Duration `json:"duration,omitempty"`
+	Interrupted bool          `json:"interrupted,omitempty"`
+}
+
 // MarshalJSON encodes the result with each part tagged by its "type".
 func (r ToolResult) MarshalJSON() ([]byte, error) {
-	type plain ToolResult
-	return json.Marshal(struct {
-		plain
-		Parts partList `json:"parts"`
-	}{plain(r), r.Parts})
+	return json.Marshal(toolResultWire{r.CallID, r.Name, r.Parts, r.IsError, r.Code, r.Outcome, r.Duration, r.Interrupted})
 }
 
 // UnmarshalJSON decodes a result written by MarshalJSON.
 func (r *ToolResult) UnmarshalJSON(b []byte) error {
-	type plain ToolResult
-	var w struct {
-		plain
-		Parts partList `json:"parts"`
-	}
+	var w toolResultWire
 	if err := json.Unmarshal(b, &w); err != nil {
 		return err
 	}
-	*r = ToolResult(w.plain)
-	r.Parts = w.Parts
+	*r = ToolResult{w.CallID, w.Name, w.Parts, w.IsError, w.Code, w.Outcome, w.Duration, w.Interrupted}
 	return nil
 }
