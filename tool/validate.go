@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"reflect"
 	"regexp"
 	"strconv"
@@ -128,12 +127,13 @@ func (v *Validator) Validate(args json.RawMessage) (fixed json.RawMessage, coerc
 	if string(trimmed) == "{}" && v.root.acceptsEmptyObject() && v.lib == nil {
 		return args, nil, nil
 	}
-	val, perr := decodeJSON(trimmed)
+	val, perr := parseJSON(trimmed)
 	if perr != nil {
 		return nil, nil, &ValidationError{Path: "/", Problem: "arguments are not valid JSON (" + perr.Error() + ")"}
 	}
-	w := walker{coerce: true}
-	val, err = w.walk(val, v.root, nil)
+	var stack [8]seg
+	w := walker{coerce: true, segs: stack[:0]}
+	val, err = w.walk(val, v.root)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -152,19 +152,6 @@ func (v *Validator) Validate(args json.RawMessage) (fixed json.RawMessage, coerc
 		}
 	}
 	return args, w.coerced, nil
-}
-
-func decodeJSON(b []byte) (any, error) {
-	d := json.NewDecoder(bytes.NewReader(b))
-	d.UseNumber()
-	var v any
-	if err := d.Decode(&v); err != nil {
-		return nil, err
-	}
-	if _, err := d.Token(); err != io.EOF {
-		return nil, errors.New("unexpected data after the arguments object")
-	}
-	return v, nil
 }
 
 func encodeJSON(v any) (json.RawMessage, error) {
@@ -464,7 +451,7 @@ func renumber(v any) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return decodeJSON(b)
+	return parseJSON(b)
 }
 
 func contains(list []string, s string) bool {
@@ -484,45 +471,45 @@ func sortStrings(s []string) {
 	}
 }
 
-// path is a JSON Pointer built on the stack and rendered only when needed.
-type path struct {
-	parent *path
-	key    string
-	index  int // used when key is ""
-	isKey  bool
+// seg is one step of a JSON Pointer.
+type seg struct {
+	key   string
+	index int // used when isKey is false
+	isKey bool
 }
 
-func (p *path) String() string {
-	if p == nil {
+// walker checks (and, when coerce is set, repairs) a decoded value. segs
+// is the path to the value being walked, rendered only when needed.
+type walker struct {
+	coerce  bool
+	coerced []string
+	segs    []seg
+}
+
+func (w *walker) path() string {
+	if len(w.segs) == 0 {
 		return "/"
 	}
-	var segs []string
-	for q := p; q != nil; q = q.parent {
-		if q.isKey {
-			segs = append(segs, strings.ReplaceAll(strings.ReplaceAll(q.key, "~", "~0"), "/", "~1"))
-		} else {
-			segs = append(segs, strconv.Itoa(q.index))
-		}
-	}
 	var b strings.Builder
-	for i := len(segs) - 1; i >= 0; i-- {
+	for _, s := range w.segs {
 		b.WriteByte('/')
-		b.WriteString(segs[i])
+		if s.isKey {
+			b.WriteString(strings.ReplaceAll(strings.ReplaceAll(s.key, "~", "~0"), "/", "~1"))
+		} else {
+			b.WriteString(strconv.Itoa(s.index))
+		}
 	}
 	return b.String()
 }
 
-func fail(p *path, format string, args ...any) error {
-	return &ValidationError{Path: p.String(), Problem: fmt.Sprintf(format, args...)}
+func (w *walker) fail(format string, args ...any) error {
+	return &ValidationError{Path: w.path(), Problem: fmt.Sprintf(format, args...)}
 }
 
-// walker checks (and, when coerce is set, repairs) a decoded value.
-type walker struct {
-	coerce  bool
-	coerced []string
-}
+func (w *walker) note() { w.coerced = append(w.coerced, w.path()) }
 
-func (w *walker) note(p *path) { w.coerced = append(w.coerced, p.String()) }
+func (w *walker) push(s seg) { w.segs = append(w.segs, s) }
+func (w *walker) pop()       { w.segs = w.segs[:len(w.segs)-1] }
 
 func kindOf(v any) typeMask {
 	switch x := v.(type) {
@@ -545,28 +532,28 @@ func kindOf(v any) typeMask {
 	return 0
 }
 
-func (w *walker) walk(v any, n *node, p *path) (any, error) {
+func (w *walker) walk(v any, n *node) (any, error) {
 	if n == nil {
 		return v, nil
 	}
 	if n.never {
-		return nil, fail(p, "no value is allowed here")
+		return nil, w.fail("no value is allowed here")
 	}
 	if n.types != 0 {
 		k := kindOf(v)
 		if k&n.types == 0 {
 			c, ok := w.coerceValue(v, n)
 			if !ok {
-				return nil, fail(p, "expected %s, got %s", n.types, describe(v))
+				return nil, w.fail("expected %s, got %s", n.types, describe(v))
 			}
-			w.note(p)
+			w.note()
 			v = c
 		} else if num, isNum := v.(json.Number); isNum && n.types&tNum == 0 && n.types&tInt != 0 {
 			// Only integers are allowed: write them canonically so they
 			// decode into Go integer fields.
 			canon, _, _ := canonicalInt(string(num))
 			if canon != string(num) && w.coerce {
-				w.note(p)
+				w.note()
 				v = json.Number(canon)
 			}
 		}
@@ -580,33 +567,33 @@ func (w *walker) walk(v any, n *node, p *path) (any, error) {
 			}
 		}
 		if !found {
-			return nil, fail(p, "%s is not one of the allowed values %s", describeValue(v), listValues(n.enum))
+			return nil, w.fail("%s is not one of the allowed values %s", describeValue(v), listValues(n.enum))
 		}
 	}
 	if n.hasConst && !jsonEqual(v, n.cnst) {
-		return nil, fail(p, "must equal %s, got %s", describeValue(n.cnst), describeValue(v))
+		return nil, w.fail("must equal %s, got %s", describeValue(n.cnst), describeValue(v))
 	}
 	var err error
 	switch x := v.(type) {
 	case string:
-		err = n.checkString(x, p)
+		err = w.checkString(x, n)
 	case json.Number:
-		err = n.checkNumber(x, p)
+		err = w.checkNumber(x, n)
 	case map[string]any:
-		v, err = w.walkObject(x, n, p)
+		v, err = w.walkObject(x, n)
 	case []any:
-		v, err = w.walkArray(x, n, p)
+		v, err = w.walkArray(x, n)
 	}
 	if err != nil {
 		return nil, err
 	}
 	if n.anyOf != nil {
-		if v, err = w.alternatives(v, n.anyOf, false, p); err != nil {
+		if v, err = w.alternatives(v, n.anyOf, false); err != nil {
 			return nil, err
 		}
 	}
 	if n.oneOf != nil {
-		if v, err = w.alternatives(v, n.oneOf, true, p); err != nil {
+		if v, err = w.alternatives(v, n.oneOf, true); err != nil {
 			return nil, err
 		}
 	}
@@ -645,12 +632,12 @@ func (w *walker) coerceValue(v any, n *node) (any, bool) {
 		}
 		t := strings.TrimSpace(x)
 		if n.types&tObj != 0 && strings.HasPrefix(t, "{") {
-			if inner, err := decodeJSON([]byte(t)); err == nil {
+			if inner, err := parseJSON([]byte(t)); err == nil {
 				return inner, true
 			}
 		}
 		if n.types&tArr != 0 && strings.HasPrefix(t, "[") {
-			if inner, err := decodeJSON([]byte(t)); err == nil {
+			if inner, err := parseJSON([]byte(t)); err == nil {
 				return inner, true
 			}
 		}
@@ -679,51 +666,51 @@ func (w *walker) coerceValue(v any, n *node) (any, bool) {
 	return nil, false
 }
 
-func (n *node) checkString(s string, p *path) error {
+func (w *walker) checkString(s string, n *node) error {
 	if n.minLen >= 0 || n.maxLen >= 0 {
 		l := utf8.RuneCountInString(s)
 		if n.minLen >= 0 && l < n.minLen {
-			return fail(p, "must be at least %d characters long, got %d", n.minLen, l)
+			return w.fail("must be at least %d characters long, got %d", n.minLen, l)
 		}
 		if n.maxLen >= 0 && l > n.maxLen {
-			return fail(p, "must be at most %d characters long, got %d", n.maxLen, l)
+			return w.fail("must be at most %d characters long, got %d", n.maxLen, l)
 		}
 	}
 	if n.pattern != nil && !n.pattern.MatchString(s) {
-		return fail(p, "%s does not match the pattern %q", describeValue(s), n.patternText)
+		return w.fail("%s does not match the pattern %q", describeValue(s), n.patternText)
 	}
 	return nil
 }
 
-func (n *node) checkNumber(num json.Number, p *path) error {
+func (w *walker) checkNumber(num json.Number, n *node) error {
 	if n.min == nil && n.max == nil && n.exMin == nil && n.exMax == nil {
 		return nil
 	}
 	f, err := strconv.ParseFloat(string(num), 64)
 	if err != nil && !errors.Is(err, strconv.ErrRange) {
-		return fail(p, "%s is not a number", num)
+		return w.fail("%s is not a number", num)
 	}
 	if n.min != nil && f < *n.min {
-		return fail(p, "must be at least %s, got %s", fmtFloat(*n.min), num)
+		return w.fail("must be at least %s, got %s", fmtFloat(*n.min), num)
 	}
 	if n.max != nil && f > *n.max {
-		return fail(p, "must be at most %s, got %s", fmtFloat(*n.max), num)
+		return w.fail("must be at most %s, got %s", fmtFloat(*n.max), num)
 	}
 	if n.exMin != nil && f <= *n.exMin {
-		return fail(p, "must be greater than %s, got %s", fmtFloat(*n.exMin), num)
+		return w.fail("must be greater than %s, got %s", fmtFloat(*n.exMin), num)
 	}
 	if n.exMax != nil && f >= *n.exMax {
-		return fail(p, "must be less than %s, got %s", fmtFloat(*n.exMax), num)
+		return w.fail("must be less than %s, got %s", fmtFloat(*n.exMax), num)
 	}
 	return nil
 }
 
 func fmtFloat(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }
 
-func (w *walker) walkObject(obj map[string]any, n *node, p *path) (any, error) {
+func (w *walker) walkObject(obj map[string]any, n *node) (any, error) {
 	for _, name := range n.required {
 		if _, ok := obj[name]; !ok {
-			return nil, fail(p, "missing required property %q", name)
+			return nil, w.fail("missing required property %q", name)
 		}
 	}
 	matched := 0
@@ -734,13 +721,15 @@ func (w *walker) walkObject(obj map[string]any, n *node, p *path) (any, error) {
 			continue
 		}
 		matched++
-		child := path{parent: p, key: pr.name, isKey: true}
+		w.push(seg{key: pr.name, isKey: true})
 		if val == nil && !pr.required && pr.node != nil && pr.node.types != 0 && pr.node.types&tNull == 0 && w.coerce {
 			delete(obj, pr.name)
-			w.note(&child)
+			w.note()
+			w.pop()
 			continue
 		}
-		fixed, err := w.walk(val, pr.node, &child)
+		fixed, err := w.walk(val, pr.node)
+		w.pop()
 		if err != nil {
 			return nil, err
 		}
@@ -757,11 +746,12 @@ func (w *walker) walkObject(obj map[string]any, n *node, p *path) (any, error) {
 		}
 		sortStrings(extra)
 		for _, name := range extra {
-			child := path{parent: p, key: name, isKey: true}
 			if n.additional.never {
-				return nil, fail(p, "unexpected property %q", name)
+				return nil, w.fail("unexpected property %q", name)
 			}
-			fixed, err := w.walk(obj[name], n.additional, &child)
+			w.push(seg{key: name, isKey: true})
+			fixed, err := w.walk(obj[name], n.additional)
+			w.pop()
 			if err != nil {
 				return nil, err
 			}
@@ -771,25 +761,26 @@ func (w *walker) walkObject(obj map[string]any, n *node, p *path) (any, error) {
 		}
 	}
 	if len(obj) < n.minProps {
-		return nil, fail(p, "must have at least %d properties, got %d", n.minProps, len(obj))
+		return nil, w.fail("must have at least %d properties, got %d", n.minProps, len(obj))
 	}
 	if n.maxProps >= 0 && len(obj) > n.maxProps {
-		return nil, fail(p, "must have at most %d properties, got %d", n.maxProps, len(obj))
+		return nil, w.fail("must have at most %d properties, got %d", n.maxProps, len(obj))
 	}
 	return obj, nil
 }
 
-func (w *walker) walkArray(arr []any, n *node, p *path) (any, error) {
+func (w *walker) walkArray(arr []any, n *node) (any, error) {
 	if len(arr) < n.minItems {
-		return nil, fail(p, "must have at least %d items, got %d", n.minItems, len(arr))
+		return nil, w.fail("must have at least %d items, got %d", n.minItems, len(arr))
 	}
 	if n.maxItems >= 0 && len(arr) > n.maxItems {
-		return nil, fail(p, "must have at most %d items, got %d", n.maxItems, len(arr))
+		return nil, w.fail("must have at most %d items, got %d", n.maxItems, len(arr))
 	}
 	if n.items != nil {
 		for i, it := range arr {
-			child := path{parent: p, index: i}
-			fixed, err := w.walk(it, n.items, &child)
+			w.push(seg{index: i})
+			fixed, err := w.walk(it, n.items)
+			w.pop()
 			if err != nil {
 				return nil, err
 			}
@@ -802,7 +793,7 @@ func (w *walker) walkArray(arr []any, n *node, p *path) (any, error) {
 		for i := range arr {
 			for j := i + 1; j < len(arr); j++ {
 				if jsonEqual(arr[i], arr[j]) {
-					return nil, fail(p, "items %d and %d are equal; items must be unique", i, j)
+					return nil, w.fail("items %d and %d are equal; items must be unique", i, j)
 				}
 			}
 		}
@@ -813,12 +804,12 @@ func (w *walker) walkArray(arr []any, n *node, p *path) (any, error) {
 // alternatives applies anyOf (exclusive false) or oneOf (exclusive true).
 // A value that fits as sent is kept; otherwise each alternative is tried
 // with coercion, in order, and the first that accepts it wins.
-func (w *walker) alternatives(v any, alts []*node, exclusive bool, p *path) (any, error) {
+func (w *walker) alternatives(v any, alts []*node, exclusive bool) (any, error) {
 	matches := 0
 	var firstErr error
 	for _, a := range alts {
-		check := walker{}
-		if _, err := check.walk(v, a, p); err == nil {
+		check := walker{segs: w.segs}
+		if _, err := check.walk(v, a); err == nil {
 			matches++
 		} else if firstErr == nil && !onlyNull(a) {
 			firstErr = err
@@ -828,20 +819,20 @@ func (w *walker) alternatives(v any, alts []*node, exclusive bool, p *path) (any
 		return v, nil
 	}
 	if matches > 1 {
-		return nil, fail(p, "matches more than one of the exclusive alternatives (oneOf)")
+		return nil, w.fail("matches more than one of the exclusive alternatives (oneOf)")
 	}
 	if w.coerce {
 		for _, a := range alts {
-			try := walker{coerce: true}
-			fixed, err := try.walk(deepCopy(v), a, p)
+			try := walker{coerce: true, segs: w.segs}
+			fixed, err := try.walk(deepCopy(v), a)
 			if err != nil || len(try.coerced) == 0 {
 				continue
 			}
 			if exclusive {
 				n := 0
 				for _, b := range alts {
-					check := walker{}
-					if _, err := check.walk(fixed, b, p); err == nil {
+					check := walker{segs: w.segs}
+					if _, err := check.walk(fixed, b); err == nil {
 						n++
 					}
 				}
@@ -862,7 +853,7 @@ func (w *walker) alternatives(v any, alts []*node, exclusive bool, p *path) (any
 	if nonNull == 1 && firstErr != nil {
 		return nil, firstErr
 	}
-	return nil, fail(p, "%s matches none of the allowed alternatives", describe(v))
+	return nil, w.fail("%s matches none of the allowed alternatives", describe(v))
 }
 
 func onlyNull(n *node) bool { return n != nil && n.types == tNull }
