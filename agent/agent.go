@@ -85,7 +85,7 @@ type Agent struct {
 	sid     session.ID
 	seq     int64
 	pending []session.Event
-	hist    *deriver
+	hist    *history
 	turns   int    // turns in the session so far, for turn ids
 	lastKey string // the last request header's key
 
@@ -171,7 +171,7 @@ func New(opts *Options) (*Agent, error) {
 	a.sampling = samplingOf(&a.template)
 	a.store = opts.Store
 	if a.store == nil {
-		a.store = newMemStore()
+		a.store = session.NewMemStore()
 	}
 	a.bus = hook.NewBus(&hook.BusOptions{Buffer: opts.ObserverBuffer, Logger: a.log})
 	for _, s := range opts.Hooks.Observers() {
@@ -227,7 +227,7 @@ func (a *Agent) setTools(ts []tool.Tool) error {
 
 // open loads or creates the session and repairs an interrupted tail.
 func (a *Agent) open(ctx context.Context, id session.ID) error {
-	a.hist = newDeriver()
+	a.hist = newHistory()
 	a.seq, a.turns, a.lastKey = 0, 0, ""
 	if id == "" {
 		nid, err := a.store.Create(ctx, &session.CreateRequest{})
@@ -257,16 +257,17 @@ func (a *Agent) open(ctx context.Context, id session.ID) error {
 		a.account(&events[i])
 	}
 	a.hist.Add(events...)
-	if fix := repairTail(events); len(fix) > 0 {
-		last := events[len(events)-1]
-		a.logMu.Lock()
-		defer a.logMu.Unlock()
-		for _, p := range fix {
-			a.emitLocked(last.Turn, last.Run, p)
+	if fix := session.RepairEvents(events, a.opts.Now()); len(fix) > 0 {
+		for i := range fix {
+			fix[i].Agent = a.opts.Name
 		}
-		if _, err := a.flushLocked(ctx); err != nil {
-			return fmt.Errorf("agent: repair session %s: %w", id, err)
+		if err := a.store.Append(ctx, id, fix...); err != nil {
+			return fmt.Errorf("agent: repair the interrupted turn of session %s: %w", id, err)
 		}
+		for i := range fix {
+			a.account(&fix[i])
+		}
+		a.hist.Add(fix...)
 	}
 	return nil
 }

@@ -7,102 +7,115 @@ package agent
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"iter"
 	"runtime/debug"
 	"strings"
-	"sync"
-	"time"
 
 	"github.com/reinhq/rein/llm"
 	"github.com/reinhq/rein/session"
 	"github.com/reinhq/rein/tool"
 )
 
-// deriver folds events into the messages of a request, incrementally:
-// each event costs O(its size), never O(history).
-type deriver struct {
-	msgs []llm.Message
-	// resultsOpen: the last message is the user message collecting the
-	// results of the last assistant message's calls.
-	resultsOpen bool
-	open        map[llm.CallID]struct{} // calls without a result yet
-	seen        map[llm.CallID]struct{} // every call id so far
-	dirty       bool                    // pairing needs a full repair pass
+// history is the derived conversation plus what the loop tracks to
+// record pairing repairs: session.Deriver keeps the view well formed (a
+// call without a result gets a synthetic one, an orphan result is
+// dropped), and history notes each such repair once so it is recorded.
+// Each Add costs O(events added).
+type history struct {
+	d        session.Deriver
+	open     map[llm.CallID]struct{} // calls without a result yet
+	seen     map[llm.CallID]struct{} // every call id so far
+	noted    map[string]bool         // repairs noted so far
+	logged   map[string]bool         // repairs already on the log
+	pending  []session.Repair        // repairs to record before the next request
+	dup      bool                    // a call id was used twice
 }
 
-func newDeriver() *deriver {
-	return &deriver{open: map[llm.CallID]struct{}{}, seen: map[llm.CallID]struct{}{}}
+func newHistory() *history {
+	return &history{open: map[llm.CallID]struct{}{}, seen: map[llm.CallID]struct{}{}, noted: map[string]bool{}, logged: map[string]bool{}}
 }
 
-func (d *deriver) Add(evs ...session.Event) {
+func (h *history) Add(evs ...session.Event) {
+	h.d.Add(evs...)
 	for i := range evs {
-		d.add(&evs[i])
+		h.track(&evs[i])
 	}
 }
 
-func (d *deriver) add(ev *session.Event) {
+func (h *history) track(ev *session.Event) {
 	switch p := ev.Data.(type) {
-	case *session.UserMessage:
-		d.user(p.Parts)
-	case *session.SteeringMessage:
-		d.user(p.Parts)
-	case *session.ContextMessage:
-		d.user(p.Parts)
+	case *session.UserMessage, *session.SteeringMessage, *session.ContextMessage:
+		h.closeOpen()
 	case *session.AssistantMessage:
 		if len(p.Parts) == 0 {
 			return
 		}
-		d.resultsOpen = false
-		if len(d.open) > 0 {
-			d.dirty = true // calls left without results
-		}
-		d.msgs = append(d.msgs, llm.Message{Role: llm.RoleAssistant, Parts: p.Parts, Provenance: p.Provenance})
+		h.closeOpen()
 		for _, part := range p.Parts {
 			if c, ok := part.(*llm.ToolCall); ok {
-				if _, dup := d.seen[c.ID]; dup {
-					d.dirty = true
+				if _, dup := h.seen[c.ID]; dup {
+					h.dup = true
+					h.note(session.Repair{Kind: "duplicate-id", CallID: c.ID, Detail: "a second call used this id; it is renamed in requests"})
 				}
-				d.seen[c.ID] = struct{}{}
-				d.open[c.ID] = struct{}{}
+				h.seen[c.ID] = struct{}{}
+				h.open[c.ID] = struct{}{}
 			}
 		}
 	case *session.ToolResult:
-		if _, ok := d.open[p.CallID]; !ok {
-			d.dirty = true // an orphan or a second result
+		if _, ok := h.open[p.CallID]; !ok {
+			h.note(session.Repair{Kind: "orphan-result", CallID: p.CallID, Detail: "a result with no open call is left out of requests"})
 		}
-		delete(d.open, p.CallID)
-		part := &llm.ToolResult{CallID: p.CallID, Parts: p.Parts, IsError: p.IsError}
-		if d.resultsOpen {
-			last := &d.msgs[len(d.msgs)-1]
-			last.Parts = append(last.Parts, part)
-			return
-		}
-		d.msgs = append(d.msgs, llm.Message{Role: llm.RoleUser, Parts: []llm.Part{part}})
-		d.resultsOpen = true
+		delete(h.open, p.CallID)
+	case *session.Repair:
+		h.logged[p.Kind+"\x00"+string(p.CallID)] = true
 	case *session.Compaction:
-		// The summary stands in for the history before it.
-		d.msgs = append(d.msgs[:0:0], llm.UserText("Summary of the conversation so far:\n"+p.Summary))
-		d.resultsOpen = false
-		clear(d.open)
+		clear(h.open)
 	}
 }
 
-func (d *deriver) user(parts []llm.Part) {
-	if len(d.open) > 0 {
-		d.dirty = true
+// closeOpen notes the calls left without a result by new content.
+func (h *history) closeOpen() {
+	if len(h.open) == 0 {
+		return
 	}
-	d.resultsOpen = false
-	d.msgs = append(d.msgs, llm.Message{Role: llm.RoleUser, Parts: parts})
+	for id := range h.open {
+		h.note(session.Repair{Kind: "missing-result", CallID: id, Detail: "answered with a synthetic error result in requests"})
+	}
+	clear(h.open)
 }
 
-// Messages returns the derived history. The slice is capped so that an
-// append by the caller can never write into the deriver's array.
-func (d *deriver) Messages() []llm.Message { return d.msgs[:len(d.msgs):len(d.msgs)] }
+func (h *history) note(r session.Repair) {
+	key := r.Kind + "\x00" + string(r.CallID)
+	if h.noted[key] {
+		return
+	}
+	h.noted[key] = true
+	h.pending = append(h.pending, r)
+}
 
-// needsRepair reports whether the history may have unpaired tool calls.
-func (d *deriver) needsRepair() bool { return d.dirty || len(d.open) > 0 }
+// repairs returns, and forgets, the repairs to record before a request;
+// calls still open at request time are answered too.
+func (h *history) repairs() []session.Repair {
+	h.closeOpen()
+	var out []session.Repair
+	for _, r := range h.pending {
+		if !h.logged[r.Kind+"\x00"+string(r.CallID)] {
+			out = append(out, r)
+		}
+	}
+	h.pending = nil
+	return out
+}
+
+// Messages returns the derived history; appending to it never changes
+// the history.
+func (h *history) Messages() []llm.Message {
+	m := h.d.Messages()
+	if h.dup {
+		m, _ = repairPairing(m)
+	}
+	return m[:len(m):len(m)]
+}
 
 // repairPairing returns msgs with tool pairing made well formed: results
 // with no call dropped, calls with no result answered by a synthetic error
@@ -230,66 +243,6 @@ func dropResults(m llm.Message, want map[llm.CallID]bool, repairs []session.Repa
 	return m, repairs
 }
 
-// repairTail returns the events that close a turn left open by a crash:
-// results for unanswered calls, the open step's end, and the turn's end.
-func repairTail(events []session.Event) []session.Payload {
-	var (
-		open     bool
-		stepOpen int
-		calls    []*llm.ToolCall
-		started  = map[llm.CallID]bool{}
-		answered = map[llm.CallID]bool{}
-	)
-	for _, ev := range events {
-		switch p := ev.Data.(type) {
-		case *session.TurnStart:
-			open, stepOpen, calls = true, 0, nil
-			clear(started)
-			clear(answered)
-		case *session.TurnEnd:
-			open = false
-		case *session.StepStart:
-			stepOpen = p.Step
-		case *session.StepEnd:
-			stepOpen = 0
-		case *session.AssistantMessage:
-			for _, part := range p.Parts {
-				if c, ok := part.(*llm.ToolCall); ok {
-					calls = append(calls, c)
-				}
-			}
-		case *session.ToolCall:
-			started[p.CallID] = true
-		case *session.ToolResult:
-			answered[p.CallID] = true
-		}
-	}
-	if !open {
-		return nil
-	}
-	var out []session.Payload
-	for _, c := range calls {
-		if answered[c.ID] {
-			continue
-		}
-		r := &session.ToolResult{CallID: c.ID, Name: c.Name, IsError: true, Outcome: session.OutcomeInterrupted}
-		if started[c.ID] {
-			r.Code = session.CodeOutcomeUnknown
-			r.Parts = []llm.Part{&llm.Text{Text: "The process stopped while this tool call ran; its outcome is unknown; check before retrying."}}
-		} else {
-			r.Code = session.CodeNotStarted
-			r.Parts = []llm.Part{&llm.Text{Text: "The process stopped before this tool call started; retry it if it is still needed."}}
-		}
-		out = append(out, r)
-	}
-	if stepOpen > 0 {
-		out = append(out, &session.StepEnd{Step: stepOpen, Finish: llm.FinishAborted})
-	}
-	out = append(out, &session.Repair{Kind: "interrupted-turn", Detail: "closed a turn left open by a crash"},
-		&session.TurnEnd{Reason: session.EndInterrupted, Message: "the previous process stopped mid-turn"})
-	return out
-}
-
 // validator checks a call's arguments against a tool's schema, with the
 // tool package's coercions.
 type validator struct {
@@ -337,128 +290,3 @@ func runTool(ctx context.Context, t tool.Tool, call *tool.Call) (res *tool.Resul
 	}
 	return res, err
 }
-
-// memStore is the in-memory store used when Options.Store is nil.
-type memStore struct {
-	mu       sync.Mutex
-	sessions map[session.ID]*memSession
-	n        int
-}
-
-type memSession struct {
-	info   session.Info
-	events []session.Event
-}
-
-func newMemStore() session.Store { return &memStore{sessions: map[session.ID]*memSession{}} }
-
-func (s *memStore) Create(_ context.Context, req *session.CreateRequest) (session.ID, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	id := req.ID
-	if id == "" {
-		s.n++
-		id = session.ID(fmt.Sprintf("mem-%d", s.n))
-	}
-	if _, ok := s.sessions[id]; ok {
-		return "", session.ErrExists
-	}
-	now := time.Now()
-	s.sessions[id] = &memSession{info: session.Info{ID: id, Created: now, Updated: now, WorkDir: req.WorkDir, Parent: req.Parent, Meta: map[string]string{}}}
-	return id, nil
-}
-
-func (s *memStore) get(id session.ID) (*memSession, error) {
-	x, ok := s.sessions[id]
-	if !ok {
-		return nil, fmt.Errorf("session %s: %w", id, session.ErrNotFound)
-	}
-	return x, nil
-}
-
-func (s *memStore) Append(_ context.Context, id session.ID, events ...session.Event) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	x, err := s.get(id)
-	if err != nil {
-		return err
-	}
-	for i, ev := range events {
-		if ev.Seq != x.info.LastSeq+int64(i)+1 {
-			return session.ErrSeqConflict
-		}
-	}
-	x.events = append(x.events, events...)
-	if n := len(events); n > 0 {
-		x.info.LastSeq = events[n-1].Seq
-		x.info.Updated = events[n-1].Time
-	}
-	return nil
-}
-
-func (s *memStore) Events(_ context.Context, id session.ID, after int64) iter.Seq2[session.Event, error] {
-	return func(yield func(session.Event, error) bool) {
-		s.mu.Lock()
-		x, err := s.get(id)
-		var evs []session.Event
-		if err == nil {
-			evs = x.events[:len(x.events):len(x.events)]
-		}
-		s.mu.Unlock()
-		if err != nil {
-			yield(session.Event{}, err)
-			return
-		}
-		for _, ev := range evs {
-			if ev.Seq > after && !yield(ev, nil) {
-				return
-			}
-		}
-	}
-}
-
-func (s *memStore) Info(_ context.Context, id session.ID) (*session.Info, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	x, err := s.get(id)
-	if err != nil {
-		return nil, err
-	}
-	info := x.info
-	return &info, nil
-}
-
-func (s *memStore) List(context.Context) ([]session.Info, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var out []session.Info
-	for _, x := range s.sessions {
-		out = append(out, x.info)
-	}
-	return out, nil
-}
-
-func (s *memStore) SetMeta(_ context.Context, id session.ID, k, v string) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	x, err := s.get(id)
-	if err != nil {
-		return err
-	}
-	x.info.Meta[k] = v
-	return nil
-}
-
-func (s *memStore) Delete(_ context.Context, id session.ID) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if _, err := s.get(id); err != nil {
-		return err
-	}
-	delete(s.sessions, id)
-	return nil
-}
-
-func (s *memStore) Close() error { return nil }
-
-var _ = errors.New

@@ -209,7 +209,10 @@ func TestB57_ApproverConsultedForMutatingToolsOnly(t *testing.T) {
 
 func TestB58_DryRun(t *testing.T) {
 	ranDestructive := false
-	destructive := funcTool("rm", func(context.Context, *tool.Call) (*tool.Result, error) { ranDestructive = true; return tool.Text("gone"), nil })
+	destructive := funcTool("rm", func(context.Context, *tool.Call) (*tool.Result, error) {
+		ranDestructive = true
+		return tool.Text("gone"), nil
+	})
 	destructive.ToolSpec.Annotations = &tool.Annotations{Destructive: true}
 	unannotated := funcTool("mystery", func(context.Context, *tool.Call) (*tool.Result, error) { return tool.Text("did it"), nil })
 	h := newHarness(t, &agent.Options{DryRun: true, Tools: []tool.Tool{echoTool(), destructive, unannotated}},

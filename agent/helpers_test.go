@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/reinhq/rein/agent"
+	"github.com/reinhq/rein/hook"
 	"github.com/reinhq/rein/llm"
 	"github.com/reinhq/rein/llm/llmtest"
 	"github.com/reinhq/rein/session"
@@ -282,3 +283,7 @@ func call(id, name, args string) llm.ToolCall {
 }
 
 func numGoroutines() int { return runtime.NumGoroutine() }
+
+func newObserverSet() *hook.Set {
+	return new(hook.Set).Observe("noop", "*", func(session.Event) {})
+}

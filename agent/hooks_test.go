@@ -61,7 +61,9 @@ func TestB35_EditFeedsNextDenyEndsChain(t *testing.T) {
 	// A deny ends the chain.
 	called := false
 	hs2 := new(hook.Set).
-		ToolGate("deny", func(context.Context, *hook.ToolInput) (hook.GateDecision, error) { return &hook.Deny{Reason: "no"}, nil }).
+		ToolGate("deny", func(context.Context, *hook.ToolInput) (hook.GateDecision, error) {
+			return &hook.Deny{Reason: "no"}, nil
+		}).
 		ToolGate("after", func(context.Context, *hook.ToolInput) (hook.GateDecision, error) { called = true; return nil, nil })
 	h2 := newHarness(t, &agent.Options{Hooks: hs2, Tools: []tool.Tool{echoTool()}}, llmtest.CallTool("c1", "echo", `{"text":"x"}`), llmtest.Reply("ok"))
 	h2.run("go")

@@ -523,26 +523,15 @@ func (r *runState) request() (*llm.Request, error) {
 	t := a.targets[r.target]
 	a.logMu.Lock()
 	msgs := a.hist.Messages()
-	// Queued events (this step's start, steers) are not in the history
-	// until flushed; flush them first so the request sees them.
-	needRepair := a.hist.needsRepair()
+	reps := a.hist.repairs()
 	a.logMu.Unlock()
-	if needRepair {
-		fixed, reps := repairPairing(msgs)
-		if len(reps) > 0 {
-			if a.opts.StrictPairing {
-				return nil, fmt.Errorf("%w: %s of call %s", ErrUnpaired, reps[0].Kind, reps[0].CallID)
-			}
-			for i := range reps {
-				r.emit(&reps[i])
-			}
+	if len(reps) > 0 {
+		if a.opts.StrictPairing {
+			return nil, fmt.Errorf("%w: %s of call %s", ErrUnpaired, reps[0].Kind, reps[0].CallID)
 		}
-		a.logMu.Lock()
-		a.hist.msgs = fixed
-		a.hist.dirty = false
-		clear(a.hist.open)
-		a.logMu.Unlock()
-		msgs = fixed[:len(fixed):len(fixed)]
+		for i := range reps {
+			r.emit(&reps[i])
+		}
 	}
 	r.header(t, r.step == 1)
 	req := new(llm.Request)
