@@ -22,13 +22,13 @@ import (
 // dropped), and history notes each such repair once so it is recorded.
 // Each Add costs O(events added).
 type history struct {
-	d        session.Deriver
-	open     map[llm.CallID]struct{} // calls without a result yet
-	seen     map[llm.CallID]struct{} // every call id so far
-	noted    map[string]bool         // repairs noted so far
-	logged   map[string]bool         // repairs already on the log
-	pending  []session.Repair        // repairs to record before the next request
-	dup      bool                    // a call id was used twice
+	d       session.Deriver
+	open    map[llm.CallID]struct{} // calls without a result yet
+	seen    map[llm.CallID]struct{} // every call id so far
+	noted   map[string]bool         // repairs noted so far
+	logged  map[string]bool         // repairs already on the log
+	pending []session.Repair        // repairs to record before the next request
+	dup     bool                    // a call id was used twice
 }
 
 func newHistory() *history {
