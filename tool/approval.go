@@ -212,6 +212,14 @@ func (p *Policy) Decide(ctx context.Context, req *ApprovalRequest) (Decision, er
 	return d, nil
 }
 
+// Approve makes a Policy an Approver, so a host that takes an Approver
+// gains the policy's rules and session memory: the Approval carries the
+// Decision's verdict (allow or deny) and reason.
+func (p *Policy) Approve(ctx context.Context, req *ApprovalRequest) (Approval, error) {
+	d, err := p.Decide(ctx, req)
+	return Approval{Verdict: d.Verdict, Reason: d.Reason}, err
+}
+
 // Forget drops the rules remembered for session, for example when it
 // ends.
 func (p *Policy) Forget(session string) {

@@ -130,6 +130,18 @@ func TestApprovalRulesAndDefaults(t *testing.T) {
 	}
 }
 
+func TestPolicyIsAnApprover(t *testing.T) {
+	var ap Approver = NewPolicy(&PolicyOptions{Rules: []Rule{{Tool: "grep", Verdict: Allow}}})
+	a, err := ap.Approve(context.Background(), &ApprovalRequest{Tool: "grep"})
+	if err != nil || a.Verdict != Allow || a.Reason != "standing allow rule for grep" {
+		t.Errorf("Approve(grep) = %+v, %v", a, err)
+	}
+	a, _ = ap.Approve(context.Background(), &ApprovalRequest{Tool: "rm"})
+	if a.Verdict != Deny || a.Reason != "approval required but no approver is configured" {
+		t.Errorf("Approve(rm) = %+v", a)
+	}
+}
+
 func TestApproverFailuresDeny(t *testing.T) {
 	ctx := context.Background()
 	p := NewPolicy(&PolicyOptions{Approver: &scriptedApprover{err: context.Canceled}})

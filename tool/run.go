@@ -6,16 +6,27 @@ import (
 	"runtime/debug"
 )
 
-// MetaPanicStack is the Result.Meta key under which Run leaves the stack
-// of a tool that panicked, for the host's logs.
-const MetaPanicStack = "tool.panic_stack"
+// MetaError is the Result.Meta key under which Run leaves the error a
+// tool returned, or a *PanicError for a panic, so a host's tool-error
+// handling can see what failed. It is never sent to the model.
+const MetaError = "tool.error"
+
+// PanicError is a tool's panic, recovered by Run.
+type PanicError struct {
+	Value any    // what the tool panicked with
+	Stack []byte // the goroutine's stack at the panic
+}
+
+// Error returns "panic: <value>".
+func (e *PanicError) Error() string { return fmt.Sprintf("panic: %v", e.Value) }
 
 // Run calls t the way the loop does and settles the call:
 //
 //   - a nil Progress is replaced by one that discards reports, so tools
 //     may always call it;
 //   - an error returned by the tool, or a panic, becomes an error result
-//     "Tool error: <message>" (the run goes on);
+//     "Tool error: <message>" (the run goes on), with the error in
+//     Meta[MetaError];
 //   - a nil result becomes an empty one;
 //   - when call.State is a *StagedState, its writes are committed if the
 //     call succeeded (no error, no panic, result not IsError) and
@@ -46,14 +57,15 @@ func Run(ctx context.Context, t Tool, call *Call) (res *Result, err error) {
 func runGuarded(ctx context.Context, t Tool, call *Call) (res *Result, failed bool) {
 	defer func() {
 		if v := recover(); v != nil {
-			res = Errorf("Tool error: panic: %v", v)
-			res.WithMeta(MetaPanicStack, string(debug.Stack()))
+			perr := &PanicError{Value: v, Stack: debug.Stack()}
+			res = Errorf("Tool error: %v", perr)
+			res.WithMeta(MetaError, perr)
 			failed = true
 		}
 	}()
 	res, err := t.Call(ctx, call)
 	if err != nil {
-		return Errorf("Tool error: %v", err), true
+		return Errorf("Tool error: %v", err).WithMeta(MetaError, err), true
 	}
 	if res == nil {
 		res = &Result{}

@@ -44,8 +44,14 @@ func TestB15_Run(t *testing.T) {
 		})
 	}
 	res, _ := Run(context.Background(), &Func{ToolSpec: Spec{Name: "t"}, Fn: func(context.Context, *Call) (*Result, error) { panic(errors.New("bad")) }}, &Call{})
-	if stack, _ := res.Meta[MetaPanicStack].(string); !strings.Contains(stack, "run_test.go") {
-		t.Errorf("panic stack not kept for the host: %q", stack)
+	var perr *PanicError
+	if err, _ := res.Meta[MetaError].(error); !errors.As(err, &perr) || !strings.Contains(string(perr.Stack), "run_test.go") {
+		t.Errorf("panic not kept for the host: %v", res.Meta[MetaError])
+	}
+	sentinel := errors.New("disk on fire")
+	res, _ = Run(context.Background(), &Func{ToolSpec: Spec{Name: "t"}, Fn: func(context.Context, *Call) (*Result, error) { return nil, sentinel }}, &Call{})
+	if err, _ := res.Meta[MetaError].(error); err != sentinel {
+		t.Errorf("Meta[MetaError] = %v, want the tool's error", res.Meta[MetaError])
 	}
 }
 
