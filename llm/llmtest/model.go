@@ -22,9 +22,15 @@ var ErrScriptExhausted = errors.New("llmtest: script exhausted")
 const Provider = "llmtest"
 
 // Model is a scripted llm.Model: each Stream call, once ranged over,
-// consumes the next Entry and plays it. It records a deep copy of every
-// request. A Model is safe for concurrent use; concurrent streams take
-// entries in the order they start.
+// consumes the next Entry and plays it, and records the request. A Model
+// is safe for concurrent use; concurrent streams take entries in the order
+// they start.
+//
+// Recording costs O(1) per request, whatever the length of the history, so
+// the Model can drive benchmarks of long sessions: it keeps a copy of the
+// Request struct and shares its messages and parts, which the llm.Model
+// contract lets callers reuse but not change in place. Requests deep-copies
+// them when called.
 type Model struct {
 	mu      sync.Mutex
 	entries []Entry
@@ -46,7 +52,8 @@ func (m *Model) Add(entries ...Entry) {
 	m.mu.Unlock()
 }
 
-// Requests returns deep copies of the requests received so far, in order.
+// Requests returns deep copies of the requests received so far, in order;
+// changing them changes nothing in the Model.
 func (m *Model) Requests() []*llm.Request {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -90,7 +97,8 @@ func (m *Model) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.Chun
 // marks a stream active. The caller must call release when err is nil.
 func (m *Model) take(req *llm.Request) (Entry, error) {
 	m.mu.Lock()
-	m.reqs = append(m.reqs, req.Clone())
+	rec := *req // O(1): top-level fields copied, history shared
+	m.reqs = append(m.reqs, &rec)
 	n := len(m.reqs)
 	if m.next >= len(m.entries) {
 		m.mu.Unlock()

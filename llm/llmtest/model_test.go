@@ -3,6 +3,7 @@ package llmtest_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -187,12 +188,23 @@ func TestRequestsAreDeepCopies(t *testing.T) {
 	if _, err := llm.Collect(m.Stream(t.Context(), req)); err != nil {
 		t.Fatal(err)
 	}
-	req.Messages[0].Parts[0].(*llm.Text).Text = "changed"
+	// The caller may reuse its request: new fields and appended messages
+	// do not change what was recorded.
+	req.Model = "next-model"
+	req.Messages = append(req.Messages, llm.UserText("appended"))
 	got := m.Requests()
-	got[0].Model = "changed too"
+	if len(got) != 1 || got[0].Model != "test-model" || len(got[0].Messages) != 1 {
+		t.Fatalf("recorded request followed the caller's reuse: %+v", got)
+	}
+	// What Requests returns is the caller's to change.
+	got[0].Model = "changed"
+	got[0].Messages[0].Parts[0].(*llm.Text).Text = "changed"
 	again := m.Requests()
 	if again[0].Messages[0].Text() != "original" || again[0].Model != "test-model" {
-		t.Errorf("recorded request changed: %+v", again[0])
+		t.Errorf("changing a returned request changed the record: %+v", again[0])
+	}
+	if req.Messages[0].Text() != "original" {
+		t.Errorf("changing a returned request changed the caller's: %q", req.Messages[0].Text())
 	}
 }
 
@@ -258,4 +270,29 @@ func TestConcurrentStreams(t *testing.T) {
 
 func TestScriptedModelConformance(t *testing.T) {
 	llmtest.RunModelTests(t, func(t *testing.T, m *llmtest.Model) llm.Model { return m })
+}
+
+// BenchmarkModelStream shows a scripted step costs the same with a short
+// and a long history.
+func BenchmarkModelStream(b *testing.B) {
+	for _, n := range []int{10, 10_000} {
+		b.Run(fmt.Sprintf("history=%d", n), func(b *testing.B) {
+			req := &llm.Request{Model: "m"}
+			for i := range n {
+				req.Messages = append(req.Messages, llm.UserText(fmt.Sprint("message ", i)))
+			}
+			m := llmtest.NewModel()
+			entry := llmtest.Reply("ok")
+			ctx := context.Background()
+			b.ReportAllocs()
+			for b.Loop() {
+				m.Add(entry)
+				for _, err := range m.Stream(ctx, req) {
+					if err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+		})
+	}
 }
