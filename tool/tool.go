@@ -36,10 +36,13 @@ type Call struct {
 	Args    json.RawMessage // validated against the tool's schema
 	Session string          // the session's id, for tools that keep per-session state
 	// Progress reports progress to the host; never sent to the model.
-	// Never nil when the loop calls a tool.
+	// Never nil when the tool is called through Run (as the loop does);
+	// a tool called directly must tolerate nil.
 	Progress func(Progress)
-	// State is the tool's durable key/value state; writes are committed
-	// when the call settles. Nil when the host keeps no state.
+	// State is the tool's durable key/value state (a *StagedState when
+	// the host keeps state); Run commits its writes when the call
+	// succeeds and discards them when it fails. Nil when the host keeps
+	// no state.
 	State State
 }
 

@@ -111,7 +111,7 @@ func New[In any](name, description string, fn func(ctx context.Context, in In, c
 	if err != nil {
 		return nil, fmt.Errorf("tool: new %s: %w", name, err)
 	}
-	return &typed[In]{
+	tt := &typed[In]{
 		spec: Spec{
 			Name:        name,
 			Description: description,
@@ -122,7 +122,40 @@ func New[In any](name, description string, fn func(ctx context.Context, in In, c
 		v:        v,
 		defaults: defaults,
 		fn:       fn,
-	}, nil
+		strict:   len(opts.Schema) > 0,
+	}
+	if defaults != nil && plainValue(base, 0) {
+		// Defaults hold no references, so a copy of a decoded prototype
+		// is as good as decoding them on every call.
+		if err := json.Unmarshal(defaults, &tt.proto); err != nil {
+			return nil, fmt.Errorf("tool: new %s: defaults: %w", name, err)
+		}
+		tt.defaults, tt.useProto = nil, true
+	}
+	return tt, nil
+}
+
+// plainValue reports whether copying a t copies all of it: no pointers,
+// slices, maps or interfaces inside.
+func plainValue(t reflect.Type, depth int) bool {
+	if depth > 32 {
+		return false
+	}
+	switch t.Kind() {
+	case reflect.Bool, reflect.String, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Float32, reflect.Float64:
+		return true
+	case reflect.Array:
+		return plainValue(t.Elem(), depth+1)
+	case reflect.Struct:
+		for i := range t.NumField() {
+			if !plainValue(t.Field(i).Type, depth+1) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
 }
 
 // Schema returns the JSON Schema New derives for In, with rein's enum and
@@ -138,7 +171,10 @@ func Schema[In any]() (json.RawMessage, error) {
 type typed[In any] struct {
 	spec     Spec
 	v        *Validator
-	defaults json.RawMessage
+	defaults json.RawMessage // decoded before the arguments, unless useProto
+	proto    In              // the defaults, decoded once
+	useProto bool
+	strict   bool // the schema was given, so unknown fields are checked while decoding
 	fn       func(ctx context.Context, in In, call *Call) (*Result, error)
 }
 
@@ -159,14 +195,23 @@ func (t *typed[In]) Call(ctx context.Context, call *Call) (*Result, error) {
 
 func (t *typed[In]) decode(args json.RawMessage) (In, error) {
 	var in In
-	if t.defaults != nil {
+	if t.useProto {
+		in = t.proto
+	} else if t.defaults != nil {
 		if err := json.Unmarshal(t.defaults, &in); err != nil {
 			return in, &ValidationError{Path: "/", Problem: "defaults do not decode: " + err.Error()}
 		}
 	}
-	d := json.NewDecoder(bytes.NewReader(args))
-	d.DisallowUnknownFields()
-	if err := d.Decode(&in); err != nil {
+	var err error
+	if t.strict {
+		d := json.NewDecoder(bytes.NewReader(args))
+		d.DisallowUnknownFields()
+		err = d.Decode(&in)
+	} else {
+		// The derived schema already refused unknown properties.
+		err = json.Unmarshal(args, &in)
+	}
+	if err != nil {
 		var ute *json.UnmarshalTypeError
 		if errors.As(err, &ute) && ute.Field != "" {
 			return in, &ValidationError{Path: "/" + strings.ReplaceAll(ute.Field, ".", "/"), Problem: "expected " + ute.Type.String() + ", got " + ute.Value}

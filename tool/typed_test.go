@@ -186,6 +186,36 @@ func TestNewNestedDefaultsAndSchemaOverride(t *testing.T) {
 	}
 }
 
+func TestDefaultsAreFreshEachCall(t *testing.T) {
+	type args struct {
+		Tags []string `json:"tags,omitempty" default:"[\"a\",\"b\"]"`
+		N    int      `json:"n,omitempty" default:"3"`
+	}
+	var got []args
+	tl, err := New("d", "d", func(ctx context.Context, in args, call *Call) (*Result, error) {
+		got = append(got, args{Tags: append([]string(nil), in.Tags...), N: in.N})
+		if len(in.Tags) > 0 {
+			in.Tags[0] = "mutated"
+		}
+		return nil, nil
+	}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range []string{`{}`, `{"tags":["x"],"n":1}`, `{}`} {
+		if _, err := Run(context.Background(), tl, &Call{Args: json.RawMessage(a)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := []args{{Tags: []string{"a", "b"}, N: 3}, {Tags: []string{"x"}, N: 1}, {Tags: []string{"a", "b"}, N: 3}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+	if tl.(*typed[args]).useProto {
+		t.Error("a slice default was copied by value")
+	}
+}
+
 func TestNewErrors(t *testing.T) {
 	fn := func(ctx context.Context, in readArgs, call *Call) (*Result, error) { return nil, nil }
 	if _, err := New("bad name", "d", fn, nil); !errors.Is(err, ErrInvalidName) {
@@ -214,5 +244,30 @@ func TestResultHelpers(t *testing.T) {
 	e := Errorf("bad %d", 7).WithMeta("k", "v")
 	if !e.IsError || e.TextOf() != "bad 7" || e.Meta["k"] != "v" {
 		t.Errorf("Errorf = %+v", e)
+	}
+}
+
+// BenchmarkTypedCall measures a typed tool's call through Run: validation,
+// decoding into the struct, the function and settling.
+func BenchmarkTypedCall(b *testing.B) {
+	type args struct {
+		Path      string `json:"path"`
+		Offset    int    `json:"offset,omitempty"`
+		Limit     int    `json:"limit,omitempty" default:"200"`
+		Recursive bool   `json:"recursive,omitempty"`
+	}
+	tl, err := New("read", "d", func(ctx context.Context, in args, call *Call) (*Result, error) {
+		return Text(in.Path), nil
+	}, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	call := &Call{Name: "read", Args: json.RawMessage(`{"path":"src/main.go","offset":10,"limit":200,"recursive":false}`)}
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		if res, err := Run(ctx, tl, call); err != nil || res.IsError {
+			b.Fatal(res.TextOf(), err)
+		}
 	}
 }

@@ -98,6 +98,7 @@ func compileValidator(schema json.RawMessage) (*Validator, error) {
 	if err := json.Unmarshal(schema, &s); err != nil {
 		return nil, fmt.Errorf("tool: compile schema: %w; a tool's schema must be a JSON Schema object", err)
 	}
+	recordOrder(bytes.TrimSpace(schema), &s, 0)
 	c := &compiler{root: &s, memo: make(map[*jsonschema.Schema]*node)}
 	root, err := c.compile(&s)
 	if err != nil {
@@ -116,9 +117,8 @@ func compileValidator(schema json.RawMessage) (*Validator, error) {
 
 // Validate checks args and returns them fixed: unchanged (the same slice)
 // when nothing needed coercion, re-encoded otherwise. coerced lists the
-// JSON Pointers of the values that were coerced, ordered by the schema's
-// properties (their declared order for schemas derived from Go types,
-// alphabetical for schemas read from JSON). A *ValidationError says what the model got wrong.
+// JSON Pointers of the values that were coerced, in the order the schema
+// declares its properties. A *ValidationError says what the model got wrong.
 func (v *Validator) Validate(args json.RawMessage) (fixed json.RawMessage, coerced []string, err error) {
 	trimmed := bytes.Trim(args, " \t\r\n")
 	if len(trimmed) == 0 || string(trimmed) == "null" {

@@ -101,7 +101,7 @@ func TestB13_Coercions(t *testing.T) {
 		{"null optional dropped", `{"path":"a","limit":null}`, `{"path":"a"}`, []string{"/limit"}},
 		{"null allowed kept", `{"path":"a","note":null}`, `{"path":"a","note":null}`, nil},
 		{"whole arguments as JSON string", `"{\"path\":\"a\"}"`, `{"path":"a"}`, []string{"/"}},
-		{"several at once in schema order", `{"recursive":"true","limit":"3","path":"a"}`, `{"path":"a","limit":3,"recursive":true}`, []string{"/limit", "/recursive"}},
+		{"several at once in schema order", `{"recursive":"true","limit":"3","path":5}`, `{"path":"5","limit":3,"recursive":true}`, []string{"/path", "/limit", "/recursive"}},
 		{"nothing to coerce", `{"path":"a","limit":5,"tags":["x"],"mode":"fast"}`, `{"path":"a","limit":5,"tags":["x"],"mode":"fast"}`, nil},
 	}
 	for _, tt := range tests {
@@ -210,7 +210,7 @@ func TestValidateRefsAndAlternatives(t *testing.T) {
 		wantCoerced []string
 		wantErr     string
 	}{
-		{name: "ref coerced deep", args: `{"item":{"n":"1","child":{"n":"2"}}}`, want: `{"item":{"n":1,"child":{"n":2}}}`, wantCoerced: []string{"/item/child/n", "/item/n"}},
+		{name: "ref coerced deep", args: `{"item":{"n":"1","child":{"n":"2"}}}`, want: `{"item":{"n":1,"child":{"n":2}}}`, wantCoerced: []string{"/item/n", "/item/child/n"}},
 		{name: "anyOf null kept", args: `{"count":null}`, want: `{"count":null}`},
 		{name: "anyOf coerced", args: `{"count":"4"}`, want: `{"count":4}`, wantCoerced: []string{"/count"}},
 		{name: "oneOf coerced", args: `{"shape":"true"}`, want: `{"shape":true}`, wantCoerced: []string{"/shape"}},
