@@ -116,7 +116,8 @@ type Server struct {
 }
 
 // NewServer starts a fake provider serving m's script with default
-// options. It is closed when the test ends.
+// options. It is closed when the test ends; t may be nil outside a test,
+// and then the caller must call Close.
 func NewServer(t testing.TB, m *Model) *Server {
 	return NewServerWithOptions(t, m, nil)
 }
@@ -136,7 +137,9 @@ func NewServerWithOptions(t testing.TB, m *Model, opts *ServerOptions) *Server {
 	s.srv.Config.BaseContext = func(net.Listener) context.Context { return s.ctx }
 	s.srv.Start()
 	s.URL = s.srv.URL
-	t.Cleanup(s.Close)
+	if t != nil {
+		t.Cleanup(s.Close)
+	}
 	return s
 }
 
@@ -238,7 +241,9 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	e, err := s.m.take(d.req)
 	if err != nil {
-		s.t.Logf("llmtest server: %v", err)
+		if s.t != nil {
+			s.t.Logf("llmtest server: %v", err)
+		}
 		wr.writeError(w, id, &llm.ProviderError{Kind: llm.ErrServer, StatusCode: http.StatusInternalServerError, Message: err.Error()})
 		return
 	}
