@@ -148,10 +148,51 @@ func (v *Validator) Validate(args json.RawMessage) (fixed json.RawMessage, coerc
 			return nil, nil, &ValidationError{Path: "/", Problem: "arguments are not valid JSON (" + err.Error() + ")"}
 		}
 		if err := v.lib.Validate(plain); err != nil {
-			return nil, nil, &ValidationError{Path: "/", Problem: err.Error()}
+			return nil, nil, libError(err)
 		}
 	}
 	return args, w.coerced, nil
+}
+
+var (
+	ratInt     = regexp.MustCompile(`\b(-?\d+)/1\b`)
+	zeroFrac   = regexp.MustCompile(`\b(\d+)\.0+\b`)
+	schemaStep = regexp.MustCompile(`^validating ([^:]*): `)
+)
+
+// libError rewrites an error of jsonschema-go, which names schema
+// locations, into the model-facing form naming the value's location as
+// well as it can be known.
+func libError(err error) *ValidationError {
+	msg := err.Error()
+	where := ""
+	for {
+		m := schemaStep.FindStringSubmatch(msg)
+		if m == nil {
+			break
+		}
+		if m[1] != "root" {
+			where = m[1]
+		}
+		msg = msg[len(m[0]):]
+	}
+	path := ""
+	segs := strings.Split(strings.TrimPrefix(where, "/"), "/")
+	for i := 0; i < len(segs); i++ {
+		if segs[i] != "properties" || i+1 >= len(segs) {
+			if segs[i] == "items" || segs[i] == "prefixItems" || segs[i] == "additionalProperties" || segs[i] == "patternProperties" {
+				break // the failing index or name is not known
+			}
+			continue
+		}
+		path += "/" + segs[i+1]
+		i++
+	}
+	if path == "" {
+		path = "/"
+	}
+	msg = zeroFrac.ReplaceAllString(ratInt.ReplaceAllString(msg, "$1"), "$1")
+	return &ValidationError{Path: path, Problem: msg}
 }
 
 func encodeJSON(v any) (json.RawMessage, error) {

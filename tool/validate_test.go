@@ -253,9 +253,14 @@ func TestValidateKeywordsBeyondTheWalk(t *testing.T) {
 	if _, _, err := v.Validate(json.RawMessage(`{"n":"10","s":"ab"}`)); err != nil {
 		t.Errorf("valid args rejected: %v", err)
 	}
-	for _, args := range []string{`{"n":"7"}`, `{"s":"a"}`, `{"s":3}`} {
-		if _, _, err := v.Validate(json.RawMessage(args)); err == nil || !strings.HasPrefix(err.Error(), "Validation error: ") {
-			t.Errorf("Validate(%s) = %v, want a validation error", args, err)
+	tests := []struct{ args, want string }{
+		{`{"n":"7"}`, `Validation error: multipleOf: 7 is not a multiple of 5, at /n`},
+		{`{"s":"a"}`, `Validation error: minLength: "a" contains 1 Unicode code points, fewer than 2, at /s`},
+		{`{"s":3}`, `Validation error: type: 3 has type "integer", want "string", at /s`},
+	}
+	for _, tt := range tests {
+		if _, _, err := v.Validate(json.RawMessage(tt.args)); err == nil || err.Error() != tt.want {
+			t.Errorf("Validate(%s) = %v, want %s", tt.args, err, tt.want)
 		}
 	}
 }
