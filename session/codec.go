@@ -79,7 +79,15 @@ func AppendEventJSON(dst []byte, e Event) ([]byte, error) {
 			return dst, fmt.Errorf("session: encode %q event: raw data is not valid JSON", typ)
 		}
 	} else {
-		body, err := json.Marshal(e.Data)
+		var body []byte
+		var err error
+		if m, ok := e.Data.(json.Marshaler); ok {
+			// Payloads with parts write valid, compact JSON themselves;
+			// calling them directly skips encoding/json's second pass.
+			body, err = m.MarshalJSON()
+		} else {
+			body, err = json.Marshal(e.Data)
+		}
 		if err != nil {
 			return dst, fmt.Errorf("session: encode %s event: %w", typ, err)
 		}

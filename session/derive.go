@@ -17,6 +17,15 @@ const TextNoResult = "tool call has no recorded result"
 // and returns its Messages, so the rules are on Deriver.
 func Derive(events []Event) []llm.Message {
 	var d Deriver
+	n := 0
+	for i := range events {
+		switch events[i].Data.(type) {
+		case *UserMessage, *ContextMessage, *SteeringMessage, *AssistantMessage, *ToolResult:
+			n++
+		}
+	}
+	d.items = make([]item, 0, n)
+	d.out = make([]llm.Message, 0, n/2+1)
 	d.Add(events...)
 	return d.Messages()
 }

@@ -1,0 +1,88 @@
+package session_test
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/reinhq/rein/llm"
+	"github.com/reinhq/rein/session"
+)
+
+// A turn with one tool call, appended to a MemStore and derived into the
+// messages of the next model request.
+func Example() {
+	ctx := context.Background()
+	st := session.NewMemStore()
+	defer st.Close()
+	id, err := st.Create(ctx, &session.CreateRequest{ID: "demo"})
+	if err != nil {
+		panic(err)
+	}
+	now := time.Date(2026, 1, 1, 9, 0, 0, 0, time.UTC)
+	payloads := []session.Payload{
+		&session.TurnStart{Trigger: session.TriggerPrompt},
+		&session.UserMessage{Parts: []llm.Part{&llm.Text{Text: "What time is it?"}}},
+		&session.StepStart{Step: 1},
+		&session.AssistantMessage{Parts: []llm.Part{&llm.ToolCall{ID: "call-1", Name: "clock"}}},
+		&session.ToolCall{CallID: "call-1", Name: "clock"},
+		&session.ToolResult{CallID: "call-1", Name: "clock", Parts: []llm.Part{&llm.Text{Text: "09:00"}}},
+		&session.StepEnd{Step: 1},
+		&session.StepStart{Step: 2},
+		&session.AssistantMessage{Parts: []llm.Part{&llm.Text{Text: "It is nine o'clock."}}},
+		&session.StepEnd{Step: 2},
+		&session.TurnEnd{Reason: session.EndCompleted},
+	}
+	var events []session.Event
+	for i, p := range payloads {
+		events = append(events, session.Event{Seq: int64(i + 1), Time: now, Session: id, Turn: "t1", Run: "r1", Data: p})
+	}
+	if err := st.Append(ctx, id, events...); err != nil {
+		panic(err)
+	}
+
+	var d session.Deriver
+	for e, err := range st.Events(ctx, id, 0) {
+		if err != nil {
+			panic(err)
+		}
+		d.Add(e)
+	}
+	for _, m := range d.Messages() {
+		for _, p := range m.Parts {
+			switch p := p.(type) {
+			case *llm.Text:
+				fmt.Printf("%s: %s\n", m.Role, p.Text)
+			case *llm.ToolCall:
+				fmt.Printf("%s: call %s %s\n", m.Role, p.ID, p.Name)
+			case *llm.ToolResult:
+				fmt.Printf("%s: result of %s\n", m.Role, p.CallID)
+			}
+		}
+	}
+	// Output:
+	// user: What time is it?
+	// assistant: call call-1 clock
+	// user: result of call-1
+	// assistant: It is nine o'clock.
+}
+
+// RepairEvents closes a turn a crash left open.
+func ExampleRepairEvents() {
+	now := time.Date(2026, 1, 1, 9, 0, 0, 0, time.UTC)
+	events := []session.Event{
+		{Seq: 1, Turn: "t1", Data: &session.TurnStart{Trigger: session.TriggerPrompt}},
+		{Seq: 2, Turn: "t1", Data: &session.UserMessage{Parts: []llm.Part{&llm.Text{Text: "deploy"}}}},
+		{Seq: 3, Turn: "t1", Data: &session.StepStart{Step: 1}},
+		{Seq: 4, Turn: "t1", Data: &session.AssistantMessage{Parts: []llm.Part{&llm.ToolCall{ID: "c1", Name: "shell"}}}},
+		{Seq: 5, Turn: "t1", Data: &session.ToolCall{CallID: "c1", Name: "shell"}},
+	}
+	for _, e := range session.RepairEvents(events, now) {
+		line, _ := e.MarshalJSON()
+		fmt.Println(string(line))
+	}
+	// Output:
+	// {"seq":6,"time":"2026-01-01T09:00:00Z","session":"","turn":"t1","run":"","type":"tool.result","data":{"call_id":"c1","name":"shell","parts":[{"type":"text","text":"The tool call was interrupted: its outcome is unknown; check before retrying."}],"is_error":true,"code":"TOOL_OUTCOME_UNKNOWN","outcome":"interrupted","interrupted":true}}
+	// {"seq":7,"time":"2026-01-01T09:00:00Z","session":"","turn":"t1","run":"","type":"step.end","data":{"step":1,"finish":"aborted"}}
+	// {"seq":8,"time":"2026-01-01T09:00:00Z","session":"","turn":"t1","run":"","type":"turn.end","data":{"reason":"interrupted","message":"the turn was cut short before it ended (the process stopped); it was closed on reopening"}}
+}
