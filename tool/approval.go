@@ -85,6 +85,8 @@ func (r *Rule) covers(req *ApprovalRequest) bool {
 	return r.Verdict != Allow || !compound(cmd)
 }
 
+// String describes the rule for decision reasons, e.g.
+// `allow rule for shell commands starting "go test"`.
 func (r *Rule) String() string {
 	if r.CommandPrefix != "" {
 		return fmt.Sprintf("%s rule for %s commands starting %q", r.Verdict, r.Tool, r.CommandPrefix)

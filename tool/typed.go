@@ -178,9 +178,14 @@ type typed[In any] struct {
 	fn       func(ctx context.Context, in In, call *Call) (*Result, error)
 }
 
-func (t *typed[In]) Spec() Spec            { return t.spec }
+// Spec returns the tool's spec, with the derived schema.
+func (t *typed[In]) Spec() Spec { return t.spec }
+
+// Validator returns the tool's compiled validator.
 func (t *typed[In]) Validator() *Validator { return t.v }
 
+// Call validates the arguments, decodes them into In and calls the
+// function; invalid arguments give an error result and no call.
 func (t *typed[In]) Call(ctx context.Context, call *Call) (*Result, error) {
 	fixed, _, err := t.v.Validate(call.Args)
 	if err != nil {
