@@ -64,6 +64,7 @@ type Agent struct {
 	opts     Options
 	log      *slog.Logger
 	targets  []Target
+	keys     []string // request header key of each target
 	tools    map[string]*toolEntry
 	specs    []llm.ToolSpec
 	system   []llm.Text
@@ -169,6 +170,9 @@ func New(opts *Options) (*Agent, error) {
 		a.template.Messages, a.template.System, a.template.Tools = nil, nil, nil
 	}
 	a.sampling = samplingOf(&a.template)
+	for _, t := range a.targets {
+		a.keys = append(a.keys, headerKey(t.Provider, t.Model, a.sysHash, a.toolHash, string(a.sampling)))
+	}
 	a.store = opts.Store
 	if a.store == nil {
 		a.store = session.NewMemStore()
@@ -314,6 +318,8 @@ func (a *Agent) emitLocked(turn session.TurnID, run session.RunID, p session.Pay
 }
 
 // flushLocked appends the pending events in one write, then folds them
+// into the history and tells observers. ctx should not be cancelled with
+// the run: the closing events of a cancelled turn must still be written.
 // into the history and tells observers. It returns the events written,
 // valid until the next flush. On failure nothing is kept and seq rolls
 // back. logMu is held.
@@ -323,7 +329,7 @@ func (a *Agent) flushLocked(ctx context.Context) ([]session.Event, error) {
 	}
 	batch := a.pending
 	a.pending = a.pending[:0]
-	if err := a.store.Append(context.WithoutCancel(ctx), a.sid, batch...); err != nil {
+	if err := a.store.Append(ctx, a.sid, batch...); err != nil {
 		a.seq = batch[0].Seq - 1
 		return nil, fmt.Errorf("agent: append to session %s: %w", a.sid, err)
 	}
@@ -357,7 +363,7 @@ func (a *Agent) Inject(ctx context.Context, parts ...llm.Part) error {
 	a.logMu.Lock()
 	defer a.logMu.Unlock()
 	a.injectLocked(queued{parts, session.SourceUser})
-	_, err := a.flushLocked(ctx)
+	_, err := a.flushLocked(context.WithoutCancel(ctx))
 	return err
 }
 

@@ -50,12 +50,13 @@ type Result struct {
 func (r *runState) result(reason session.EndReason, cause string) *Result {
 	res := &Result{
 		Session: r.a.sid, Turn: r.turn, Run: r.id, Reason: reason, Cause: cause,
-		Message: r.final, Output: r.output, Steps: r.steps, Usage: r.usage, Cost: r.cost,
+		Output: r.output, Steps: r.steps, Usage: r.usage, Cost: r.cost,
 		ByModel: make(map[string]ModelUsage, len(r.byModel)), TTFT: r.ttft,
 		Duration: r.a.opts.Now().Sub(r.started), Events: r.events,
 	}
-	if r.final != nil {
-		res.Text = r.final.Text()
+	if r.hasFinal {
+		m := r.final
+		res.Message, res.Text = &m, m.Text()
 	}
 	for k, v := range r.byModel {
 		res.ByModel[k] = *v

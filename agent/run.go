@@ -23,6 +23,7 @@ type queued struct {
 type runState struct {
 	a      *Agent
 	ctx    context.Context
+	wctx   context.Context // ctx without its cancellation, for writes
 	cancel context.CancelCauseFunc
 	id     session.RunID
 	turn   session.TurnID
@@ -65,7 +66,11 @@ type runState struct {
 	repeatN    int
 	toolCounts map[string]int
 	stepBytes  int
-	final      *llm.Message
+	final      llm.Message
+	hasFinal   bool
+	bat        batch       // reused by each step's tool calls
+	states     []callState // reused call states
+	leaked     bool        // a call was left behind: states and channels are not reused
 	output     json.RawMessage
 	firstChunk bool
 	provs      []*llm.Provenance
@@ -121,7 +126,7 @@ func (r *runState) flush() bool {
 	}
 	a := r.a
 	a.logMu.Lock()
-	batch, err := a.flushLocked(r.ctx)
+	batch, err := a.flushLocked(r.wctx)
 	if err == nil {
 		r.events = append(r.events, batch...)
 		if r.sink != nil && !r.sunk {
@@ -221,7 +226,7 @@ func (a *Agent) start(ctx context.Context, req *RunRequest, sink func(session.Ev
 	}
 	rctx, cancel := context.WithCancelCause(ctx)
 	r := &runState{
-		a: a, ctx: rctx, cancel: cancel, id: session.RunID(a.opts.NewID()),
+		a: a, ctx: rctx, wctx: context.WithoutCancel(rctx), cancel: cancel, id: session.RunID(a.opts.NewID()),
 		chain: hook.Join(a.opts.Hooks, req.Hooks), sink: sink,
 		maxSteps: a.maxSteps, schema: req.Schema, schemaV: schemaV,
 		running: map[llm.CallID]*callState{}, settled: map[llm.CallID]bool{}, parked: map[llm.CallID]string{},
@@ -251,7 +256,7 @@ func (a *Agent) start(ctx context.Context, req *RunRequest, sink func(session.Ev
 	if len(late) > 0 {
 		a.logMu.Lock()
 		a.injectLocked(late...)
-		if _, ferr := a.flushLocked(ctx); ferr != nil && err == nil {
+		if _, ferr := a.flushLocked(r.wctx); ferr != nil && err == nil {
 			err = ferr
 		}
 		a.logMu.Unlock()
@@ -349,8 +354,11 @@ func (r *runState) loop() (*Result, error) {
 			r.emit(&session.StepEnd{Step: r.step, Finish: llm.FinishError})
 			return r.end(session.EndError, "", err.Error(), "pairing", err)
 		}
-		rout, err := r.chain.Request(r.ctx, &hook.RequestInput{Scope: r.scope(), Request: req})
-		r.records(rout.Records, "")
+		rout := hook.RequestOutcome{Request: req}
+		if r.chain.Has(hook.PointRequest) {
+			rout, err = r.chain.Request(r.ctx, &hook.RequestInput{Scope: r.scope(), Request: req})
+			r.records(rout.Records, "")
+		}
 		if err != nil {
 			r.emit(&session.StepEnd{Step: r.step, Finish: llm.FinishError})
 			return r.end(session.EndError, "", err.Error(), "hook", err)
@@ -360,7 +368,7 @@ func (r *runState) loop() (*Result, error) {
 			if st.Answer != "" {
 				m := llm.Message{Role: llm.RoleAssistant, Parts: []llm.Part{&llm.Text{Text: st.Answer}}, Provenance: &llm.Provenance{Provider: "hook", Model: rout.Hook}}
 				r.emit(&session.AssistantMessage{Parts: m.Parts, Provenance: m.Provenance, Finish: finish})
-				r.final = &m
+				r.final, r.hasFinal = m, true
 			}
 			r.emit(&session.StepEnd{Step: r.step, Finish: finish})
 			if st.Answer != "" {
@@ -402,7 +410,7 @@ func (r *runState) loop() (*Result, error) {
 			r.emit(&session.AssistantMessage{Parts: msg.Parts, Provenance: msg.Provenance, Usage: u, Finish: finish})
 		}
 		r.addUsage(msg.Provenance, u)
-		r.final = &msg
+		r.final, r.hasFinal = msg, true
 
 		var abort *turnEnd
 		hasCalls := false
@@ -421,8 +429,13 @@ func (r *runState) loop() (*Result, error) {
 			abort = r.runTools(msg.Parts)
 		}
 
-		sout, serr := r.chain.StepEnd(r.ctx, &hook.StepEndInput{Scope: r.scope(), Message: &msg, Usage: u, Finish: finish})
-		r.records(sout.Records, "")
+		var sout hook.StepEndOutcome
+		var serr error
+		if r.chain.Has(hook.PointStepEnd) {
+			in := &hook.StepEndInput{Scope: r.scope(), Message: &llm.Message{Role: msg.Role, Parts: msg.Parts, Provenance: msg.Provenance}, Usage: u, Finish: finish}
+			sout, serr = r.chain.StepEnd(r.ctx, in)
+			r.records(sout.Records, "")
+		}
 		r.emit(&session.StepEnd{Step: r.step, Usage: u, Finish: finish})
 		switch {
 		case r.fatal != nil:
@@ -443,7 +456,7 @@ func (r *runState) loop() (*Result, error) {
 
 		// The model answered without a tool call.
 		if r.schemaV != nil {
-			out, verr := r.checkOutput(&msg)
+			out, verr := r.checkOutput(msg.Text())
 			if verr == nil {
 				r.output = out
 			} else if !r.schemaRetried {
@@ -454,7 +467,7 @@ func (r *runState) loop() (*Result, error) {
 				return r.end(session.EndError, "", verr.Error(), "invalid-output", fmt.Errorf("%w: %v", ErrInvalidOutput, verr))
 			}
 		}
-		fout, ferr := r.chain.Finalize(r.ctx, &hook.FinalizeInput{Scope: r.scope(), Message: &msg})
+		fout, ferr := r.chain.Finalize(r.ctx, &hook.FinalizeInput{Scope: r.scope(), Message: &llm.Message{Role: msg.Role, Parts: msg.Parts, Provenance: msg.Provenance}})
 		r.records(fout.Records, "")
 		if ferr != nil {
 			return r.end(session.EndError, "", ferr.Error(), "hook", ferr)
@@ -550,7 +563,7 @@ func (r *runState) request() (*llm.Request, error) {
 // changes.
 func (r *runState) header(t Target, first bool) {
 	a := r.a
-	key := headerKey(t.Provider, t.Model, a.sysHash, a.toolHash, string(a.sampling))
+	key := a.keys[r.target]
 	a.logMu.Lock()
 	changed := key != a.lastKey
 	a.lastKey = key
@@ -585,7 +598,8 @@ func (r *runState) callModel(req *llm.Request) (*llm.Assembler, modelStatus, err
 			if r.isCancelled() {
 				return nil, modelCancelled, nil
 			}
-			asm := &llm.Assembler{Provenance: r.provs[r.target]}
+			// Synthetic ids for calls that came without one are unique per step.
+			asm := &llm.Assembler{Provenance: r.provs[r.target], IDPrefix: r.idPrefix()}
 			err := r.stream(t, req, asm)
 			if err == nil {
 				return asm, modelOK, nil
@@ -623,6 +637,11 @@ func (r *runState) callModel(req *llm.Request) (*llm.Assembler, modelStatus, err
 		}
 		return nil, modelFailed, last
 	}
+}
+
+// idPrefix names this step for synthetic call ids.
+func (r *runState) idPrefix() string {
+	return string(r.turn) + "_" + itoa(r.step)
 }
 
 // canFallback reports whether another target may succeed where this one
@@ -743,8 +762,8 @@ func (r *runState) addUsage(p *llm.Provenance, u llm.Usage) {
 }
 
 // checkOutput validates the final answer against the run's schema.
-func (r *runState) checkOutput(m *llm.Message) (json.RawMessage, error) {
-	text := trimFence(m.Text())
+func (r *runState) checkOutput(answer string) (json.RawMessage, error) {
+	text := trimFence(answer)
 	out, _, err := r.schemaV.validate(json.RawMessage(text))
 	if err != nil {
 		return nil, err

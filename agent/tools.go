@@ -45,6 +45,7 @@ type callState struct {
 
 	args    json.RawMessage
 	coerced []string
+	tc      tool.Call
 
 	ctx          context.Context
 	cancel       context.CancelCauseFunc
@@ -87,13 +88,7 @@ type batch struct {
 // cap, results committed in the model's order.
 func (r *runState) runTools(parts []llm.Part) *turnEnd {
 	a := r.a
-	b := &batch{r: r}
-	for _, p := range parts {
-		if c, ok := p.(*llm.ToolCall); ok {
-			b.calls = append(b.calls, &callState{idx: len(b.calls), call: *c})
-		}
-	}
-	b.done = make(chan completion, len(b.calls))
+	b := r.newBatch(parts)
 	for _, s := range b.calls {
 		if b.abort != nil || r.isCancelled() {
 			b.settle(s, tool.Errorf(textAbortedBeforeDispatch), session.OutcomeCancelled, CodeAborted, false)
@@ -124,6 +119,42 @@ func (r *runState) runTools(parts []llm.Part) *turnEnd {
 	return b.abort
 }
 
+// newBatch readies the step's batch, reusing the last step's memory
+// unless a call was left running behind it.
+func (r *runState) newBatch(parts []llm.Part) *batch {
+	n := 0
+	for _, p := range parts {
+		if _, ok := p.(*llm.ToolCall); ok {
+			n++
+		}
+	}
+	b := &r.bat
+	if r.leaked {
+		b = &batch{}
+	}
+	done, calls := b.done, b.calls[:0]
+	*b = batch{r: r}
+	if r.leaked || cap(done) < n {
+		done = make(chan completion, max(n, 4))
+	}
+	states := r.states
+	if r.leaked || cap(states) < n {
+		states = make([]callState, max(n, 4))
+		if !r.leaked {
+			r.states = states
+		}
+	}
+	for _, p := range parts {
+		if c, ok := p.(*llm.ToolCall); ok {
+			i := len(calls)
+			states[i] = callState{idx: i, call: *c}
+			calls = append(calls, &states[i])
+		}
+	}
+	b.done, b.calls = done, calls
+	return b
+}
+
 // settle gives a call its terminal result; executed says whether a post
 // notification is due (the body ran or a substitute stood in for it).
 func (b *batch) settle(s *callState, res *tool.Result, outcome, code string, executed bool) {
@@ -133,7 +164,7 @@ func (b *batch) settle(s *callState, res *tool.Result, outcome, code string, exe
 	r := b.r
 	s.settled = true
 	s.res, s.outcome, s.code = res, outcome, code
-	if executed {
+	if executed && r.chain.Has(hook.PointToolResult) {
 		tout, err := r.chain.ToolResult(r.ctx, &hook.ToolResultInput{Scope: r.scope(), Call: s.call, Result: s.res, Outcome: outcome, Duration: s.dur})
 		r.records(tout.Records, s.call.ID)
 		if err != nil {
@@ -141,7 +172,11 @@ func (b *batch) settle(s *callState, res *tool.Result, outcome, code string, exe
 		} else if tout.Result != nil {
 			s.res = tout.Result
 		}
+	}
+	if executed {
 		b.budget(s)
+	}
+	if executed && r.chain.Has(hook.PointPostTool) {
 		post := &hook.PostToolInput{Scope: r.scope(), Call: s.call, Result: s.res, Duration: s.dur, Interrupted: s.interrupted}
 		if s.res.IsError || s.code != "" {
 			post.Failed = true
@@ -152,7 +187,8 @@ func (b *batch) settle(s *callState, res *tool.Result, outcome, code string, exe
 			r.a.log.Warn("post-tool notification failed", "err", err)
 		}
 	}
-	if err := r.chain.Dispatched(r.ctx, &hook.DispatchedInput{Scope: r.scope(), Call: s.call, Outcome: outcome}); err != nil {
+	if !r.chain.Has(hook.PointDispatched) {
+	} else if err := r.chain.Dispatched(r.ctx, &hook.DispatchedInput{Scope: r.scope(), Call: s.call, Outcome: outcome}); err != nil {
 		r.a.log.Warn("dispatched notification failed", "err", err)
 	}
 	r.a.mu.Lock()
@@ -214,8 +250,12 @@ func (b *batch) prepare(s *callState) bool {
 		spec = &s.entry.spec
 	}
 	// Gate.
-	gout, err := r.chain.Gate(r.ctx, &hook.ToolInput{Scope: r.scope(), Call: s.call, Spec: spec})
-	r.records(gout.Records, s.call.ID)
+	var gout hook.GateOutcome
+	var err error
+	if r.chain.Has(hook.PointToolGate) {
+		gout, err = r.chain.Gate(r.ctx, &hook.ToolInput{Scope: r.scope(), Call: s.call, Spec: spec})
+		r.records(gout.Records, s.call.ID)
+	}
 	switch {
 	case err != nil:
 		b.settle(s, tool.Errorf("Blocked: %v", err), session.OutcomeGateBlock, CodeHookError, false)
@@ -256,10 +296,13 @@ func (b *batch) prepare(s *callState) bool {
 	}
 	s.args, s.coerced = args, coerced
 	// Pre-tool-use: edits of validated arguments are validated again.
-	pin := &hook.ToolInput{Scope: r.scope(), Call: s.call, Spec: spec, Validated: true}
-	pin.Call.Args = s.args
-	pout, err := r.chain.PreToolUse(r.ctx, pin)
-	r.records(pout.Records, s.call.ID)
+	var pout hook.GateOutcome
+	if r.chain.Has(hook.PointPreToolUse) {
+		pin := &hook.ToolInput{Scope: r.scope(), Call: s.call, Spec: spec, Validated: true}
+		pin.Call.Args = s.args
+		pout, err = r.chain.PreToolUse(r.ctx, pin)
+		r.records(pout.Records, s.call.ID)
+	}
 	switch {
 	case err != nil:
 		b.settle(s, tool.Errorf("Blocked: %v", err), session.OutcomeGateBlock, CodeHookError, false)
@@ -296,6 +339,9 @@ func (b *batch) prepare(s *callState) bool {
 func (b *batch) approve(s *callState, spec *tool.Spec) (string, string) {
 	r := b.r
 	a := r.a
+	if a.opts.Approver == nil && !r.chain.Has(hook.PointApproval) {
+		return "", ""
+	}
 	in := &hook.ToolInput{Scope: r.scope(), Call: s.call, Spec: spec, Validated: true}
 	in.Call.Args = s.args
 	aout, err := r.chain.Approval(r.ctx, in)
@@ -409,17 +455,19 @@ func (b *batch) dispatch(s *callState) {
 	r.flush()
 	s.start = a.opts.Now()
 	b.running++
-	call := &tool.Call{ID: s.call.ID, Name: s.call.Name, Args: s.args, Session: string(a.sid), Progress: noProgress}
-	t := s.entry.t
+	s.tc = tool.Call{ID: s.call.ID, Name: s.call.Name, Args: s.args, Session: string(a.sid), Progress: noProgress}
 	a.toolsWG.Add(1)
-	go func(ctx context.Context, idx int, start time.Time) {
-		defer a.toolsWG.Done()
-		res, err := runTool(ctx, t, call)
-		a.mu.Lock()
-		s.returned = true
-		a.mu.Unlock()
-		b.done <- completion{idx: idx, res: res, err: err, dur: time.Since(start)}
-	}(s.ctx, s.idx, time.Now())
+	go exec(a, s, b.done, time.Now())
+}
+
+// exec runs one call's body on its own goroutine.
+func exec(a *Agent, s *callState, done chan<- completion, start time.Time) {
+	defer a.toolsWG.Done()
+	res, err := runTool(s.ctx, s.entry.t, &s.tc)
+	a.mu.Lock()
+	s.returned = true
+	a.mu.Unlock()
+	done <- completion{idx: s.idx, res: res, err: err, dur: time.Since(start)}
 }
 
 // wait blocks until one running call completes, or a cancel's grace runs
@@ -474,6 +522,7 @@ func (b *batch) abandon() {
 			continue
 		}
 		s.abandoned, s.interrupted = true, true
+		r.leaked = true
 		s.dur = r.a.opts.Now().Sub(s.start)
 		b.running--
 		if reason != "" {

@@ -412,6 +412,10 @@ func (c Chain) Has(p Point) bool {
 			n += len(s.finalize)
 		case PointStepEnd:
 			n += len(s.stepEnd)
+		case PointPostTool:
+			n += len(s.post)
+		case PointDispatched:
+			n += len(s.dispatched)
 		}
 	}
 	return n > 0

@@ -1,0 +1,84 @@
+package agent_test
+
+import (
+	"context"
+	"encoding/json"
+	"iter"
+	"strconv"
+	"testing"
+
+	"github.com/reinhq/rein/agent"
+	"github.com/reinhq/rein/llm"
+	"github.com/reinhq/rein/session"
+	"github.com/reinhq/rein/tool"
+)
+
+// benchModel is a scripted model that answers each request with one call
+// of the no-op tool, from prebuilt chunks, and a final text answer after
+// warm+n requests. Unlike llmtest.Model it keeps no copy of requests, so
+// it measures the harness, not the fake. It runs on the benchmark's
+// goroutine, so it starts the timer once the history is warm.
+type benchModel struct {
+	b      *testing.B
+	calls  int
+	warm   int
+	n      int
+	chunks []llm.Chunk
+	final  []llm.Chunk
+}
+
+func newBenchModel(b *testing.B, warm int) *benchModel {
+	return &benchModel{b: b, warm: warm, n: b.N, chunks: []llm.Chunk{
+		&llm.BlockStart{Index: 0, Kind: llm.BlockToolCall, Name: "noop"}, // the loop gives it a unique id
+		&llm.ToolCallDelta{Index: 0, Args: `{}`},
+		&llm.BlockEnd{Index: 0},
+		&llm.UsageChunk{Usage: llm.Usage{Input: 10, Output: 5}},
+		&llm.Finish{Reason: llm.FinishToolCalls},
+	}, final: []llm.Chunk{&llm.TextDelta{Text: "done"}, &llm.Finish{Reason: llm.FinishStop}}}
+}
+
+func (m *benchModel) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.Chunk, error] {
+	return func(yield func(llm.Chunk, error) bool) {
+		m.calls++
+		if m.calls == m.warm+1 {
+			m.b.ResetTimer()
+		}
+		chunks := m.chunks
+		if m.calls > m.warm+m.n {
+			m.b.StopTimer()
+			chunks = m.final
+		}
+		for _, c := range chunks {
+			if !yield(c, nil) {
+				return
+			}
+		}
+	}
+}
+
+var noop = &tool.Func{
+	ToolSpec: tool.Spec{Name: "noop", Schema: json.RawMessage(`{"type":"object"}`), Annotations: &tool.Annotations{ReadOnly: true}},
+	Fn:       func(context.Context, *tool.Call) (*tool.Result, error) { return tool.Text("ok"), nil },
+}
+
+// BenchmarkStep measures the harness's overhead per step — one model
+// response with one tool call, a no-op tool, no hooks, the in-memory store
+// — after a history of about N prior events. One op is one step.
+func BenchmarkStep(b *testing.B) {
+	for _, prior := range []int{10, 1000, 10000} {
+		b.Run(strconv.Itoa(prior)+"events", func(b *testing.B) {
+			b.ReportAllocs()
+			m := newBenchModel(b, max(prior/6, 1)) // a step writes 6 events
+			a, err := agent.New(&agent.Options{Model: m, Provider: "bench", ModelName: "m", Tools: []tool.Tool{noop},
+				Store: session.NewMemStore(), Limits: agent.Limits{MaxSteps: 1 << 30}})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer a.Close()
+			res, err := a.Run(context.Background(), &agent.RunRequest{Prompt: "go"})
+			if err != nil || res.Reason != session.EndCompleted {
+				b.Fatalf("run ended %v: %v", res.Reason, err)
+			}
+		})
+	}
+}
