@@ -453,3 +453,42 @@ func (s *aStream) fail(err error) error {
 		"error": map[string]string{"type": typ, "message": msg},
 	})
 }
+
+func (anthropicWire) writeWhole(w http.ResponseWriter, d *decoded, e Entry, res *llm.Response, id string) {
+	content := []any{}
+	for _, p := range res.Message.Parts {
+		switch p := p.(type) {
+		case *llm.Text:
+			content = append(content, map[string]any{"type": "text", "text": p.Text})
+		case *llm.Reasoning:
+			if p.Redacted != "" {
+				content = append(content, map[string]any{"type": "redacted_thinking", "data": p.Redacted})
+			} else {
+				content = append(content, map[string]any{"type": "thinking", "thinking": p.Text, "signature": p.Signature})
+			}
+		case *llm.ToolCall:
+			var input any = map[string]any{}
+			if len(p.Args) > 0 {
+				if json.Valid(p.Args) {
+					input = json.RawMessage(p.Args)
+				} else {
+					input = string(p.Args)
+				}
+			}
+			content = append(content, map[string]any{"type": "tool_use", "id": string(p.ID), "name": p.Name, "input": input})
+		}
+	}
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("Request-Id", id)
+	json.NewEncoder(w).Encode(map[string]any{
+		"id":            "msg_" + id,
+		"type":          "message",
+		"role":          "assistant",
+		"model":         finishModel(e, d.req),
+		"content":       content,
+		"stop_reason":   aStopReason(res.Finish),
+		"stop_sequence": nil,
+		"usage":         toAUsage(res.Usage, true),
+	})
+}

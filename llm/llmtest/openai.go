@@ -415,21 +415,7 @@ func (s *oStream) chunk(c llm.Chunk) error {
 				"model":              s.model,
 				"system_fingerprint": nil,
 				"choices":            []any{},
-				"usage": map[string]any{
-					"prompt_tokens":     u.PromptTokens(),
-					"completion_tokens": u.Output,
-					"total_tokens":      u.Total(),
-					"prompt_tokens_details": map[string]any{
-						"cached_tokens": u.CacheRead,
-						"audio_tokens":  0,
-					},
-					"completion_tokens_details": map[string]any{
-						"reasoning_tokens":           u.Reasoning,
-						"audio_tokens":               0,
-						"accepted_prediction_tokens": 0,
-						"rejected_prediction_tokens": 0,
-					},
-				},
+				"usage":              oUsageBody(u),
 			}); err != nil {
 				return err
 			}
@@ -479,4 +465,62 @@ func oFinishReason(r llm.FinishReason) string {
 
 func (s *oStream) fail(err error) error {
 	return s.sse.event("", oErrorBody(providerError(err)))
+}
+
+func oUsageBody(u llm.Usage) map[string]any {
+	return map[string]any{
+		"prompt_tokens":     u.PromptTokens(),
+		"completion_tokens": u.Output,
+		"total_tokens":      u.Total(),
+		"prompt_tokens_details": map[string]any{
+			"cached_tokens": u.CacheRead,
+			"audio_tokens":  0,
+		},
+		"completion_tokens_details": map[string]any{
+			"reasoning_tokens":           u.Reasoning,
+			"audio_tokens":               0,
+			"accepted_prediction_tokens": 0,
+			"rejected_prediction_tokens": 0,
+		},
+	}
+}
+
+func (openaiWire) writeWhole(w http.ResponseWriter, d *decoded, e Entry, res *llm.Response, id string) {
+	msg := map[string]any{"role": "assistant", "content": nil, "refusal": nil}
+	var text, reasoning strings.Builder
+	var calls []any
+	for _, p := range res.Message.Parts {
+		switch p := p.(type) {
+		case *llm.Text:
+			text.WriteString(p.Text)
+		case *llm.Reasoning:
+			reasoning.WriteString(p.Text)
+		case *llm.ToolCall:
+			calls = append(calls, map[string]any{
+				"id": string(p.ID), "type": "function",
+				"function": map[string]any{"name": p.Name, "arguments": string(p.Args)},
+			})
+		}
+	}
+	if text.Len() > 0 {
+		msg["content"] = text.String()
+	}
+	if reasoning.Len() > 0 {
+		msg["reasoning_content"] = reasoning.String()
+	}
+	if calls != nil {
+		msg["tool_calls"] = calls
+	}
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("X-Request-Id", id)
+	json.NewEncoder(w).Encode(map[string]any{
+		"id":                 "chatcmpl-" + id,
+		"object":             "chat.completion",
+		"created":            time.Now().Unix(),
+		"model":              finishModel(e, d.req),
+		"choices":            []any{map[string]any{"index": 0, "message": msg, "logprobs": nil, "finish_reason": oFinishReason(res.Finish)}},
+		"usage":              oUsageBody(res.Usage),
+		"system_fingerprint": nil,
+	})
 }

@@ -84,6 +84,9 @@ type ServerOptions struct {
 //     (or the server closes). WithDelay delays the response headers.
 //   - An exhausted script answers 500 with the exhaustion message.
 //
+// A request without "stream": true gets the whole response as one JSON
+// body, as the provider would send it.
+//
 // The server simulates the providers' prompt caches (see ServerOptions):
 // a request reads from the cache the longest prefix — tools, then system,
 // then messages, compared byte for byte — that an earlier request wrote,
@@ -176,8 +179,10 @@ type wire interface {
 	decode(body []byte) (*decoded, error)
 	// writeError sends an HTTP error response for err.
 	writeError(w http.ResponseWriter, id string, err error)
-	// stream writes a 200 response for e; it returns when the chunks are
-	// written, leaving the entry's ending to the caller.
+	// writeWhole sends a complete, non-streamed 200 response.
+	writeWhole(w http.ResponseWriter, d *decoded, e Entry, res *llm.Response, id string)
+	// newStream starts rendering e as a 200 event stream; the caller
+	// feeds it the chunks and handles the entry's ending.
 	newStream(w http.ResponseWriter, flush func(), d *decoded, e Entry, id string) streamWriter
 }
 
@@ -235,10 +240,6 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		wr.writeError(w, id, &llm.ProviderError{Kind: llm.ErrInvalidRequest, Message: "llmtest: cannot decode the " + wr.name() + " request: " + err.Error()})
 		return
 	}
-	if !d.stream {
-		wr.writeError(w, id, &llm.ProviderError{Kind: llm.ErrInvalidRequest, Message: "llmtest: the fake server only streams; set \"stream\": true"})
-		return
-	}
 	e, err := s.m.take(d.req)
 	if err != nil {
 		if s.t != nil {
@@ -258,6 +259,10 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		if sleep(ctx, e.delay) != nil {
 			return
 		}
+	}
+	if !d.stream {
+		s.whole(ctx, w, wr, d, e, id)
+		return
 	}
 	if len(e.chunks) == 0 && e.end == endFail {
 		if isTransport(e.err) {
@@ -302,6 +307,28 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		if !sw.finished() {
 			hangUp(w) // Cut: drop the connection mid-stream
 		}
+	}
+}
+
+// whole answers a request that did not ask for a stream with the whole
+// response in one JSON body. Nothing is sent before the response is
+// complete, so a failure after chunks is an HTTP error too.
+func (s *Server) whole(ctx context.Context, w http.ResponseWriter, wr wire, d *decoded, e Entry, id string) {
+	var a llm.Assembler
+	for _, c := range e.chunks {
+		a.Add(c)
+	}
+	switch {
+	case e.end == endHang:
+		<-ctx.Done()
+	case e.end == endFail && isTransport(e.err):
+		hangUp(w)
+	case e.end == endFail:
+		wr.writeError(w, e.requestID(id), e.err)
+	case !a.Finished():
+		hangUp(w) // Cut
+	default:
+		wr.writeWhole(w, d, e, a.Response(), id)
 	}
 }
 

@@ -117,6 +117,10 @@ func TestServerWireGolden(t *testing.T) {
 		{"openai_quota.json", "/v1/chat/completions", openaiBody, llmtest.Fail(&llm.ProviderError{Kind: llm.ErrQuota}), 429},
 		{"openai_too_long.json", "/v1/chat/completions", openaiBody, llmtest.Fail(&llm.ProviderError{Kind: llm.ErrContextTooLong}), 400},
 		{"openai_auth.json", "/v1/chat/completions", openaiBody, llmtest.Fail(&llm.ProviderError{Kind: llm.ErrAuth}), 401},
+		{"anthropic_whole.json", "/v1/messages", strings.Replace(anthropicBody, `"stream":true,`, "", 1), reasoningAndCall(), 200},
+		{"openai_whole.json", "/v1/chat/completions", strings.Replace(openaiBody, `"stream":true,`, "", 1), reasoningAndCall(), 200},
+		{"openai_whole_fail_after.json", "/v1/chat/completions", strings.Replace(openaiBody, `"stream":true,`, "", 1),
+			llmtest.FailAfter(&llm.ProviderError{Kind: llm.ErrRateLimited, RetryAfter: time.Second}, &llm.TextDelta{Text: "Sun"}), 429},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -226,7 +230,6 @@ func TestServerBadRequests(t *testing.T) {
 		{"unknown path", "/v2/complete", `{}`, 404, "no endpoint"},
 		{"not json", "/v1/messages", `{`, 400, "cannot decode"},
 		{"no max tokens", "/v1/messages", `{"model":"m","stream":true,"messages":[]}`, 400, "max_tokens"},
-		{"not streaming", "/v1/chat/completions", `{"model":"m","messages":[]}`, 400, "only streams"},
 		{"exhausted", "/v1/messages", `{"model":"m","max_tokens":5,"stream":true,"messages":[{"role":"user","content":"hi"}]}`, 500, "script exhausted"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
