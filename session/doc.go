@@ -23,6 +23,17 @@
 //		session.Event{Seq: 1, Time: time.Now(), Turn: "t1", Data: &session.TurnStart{Trigger: session.TriggerPrompt}},
 //		session.Event{Seq: 2, Time: time.Now(), Turn: "t1", Data: &session.UserMessage{Parts: []llm.Part{&llm.Text{Text: "hi"}}}},
 //	)
-//	events, _ := sessiontest.ReadAll(ctx, st, id, 0) // or range st.Events(ctx, id, 0)
-//	msgs := session.Derive(events) // one user message: "hi"
+//	var d session.Deriver
+//	for e, err := range st.Events(ctx, id, 0) {
+//		if err != nil {
+//			return err
+//		}
+//		d.Add(e)
+//	}
+//	msgs := d.Messages() // one user message: "hi"; keep d and Add new events as they are appended
+//
+// Messages are derived, never stored: context.message text is framed as
+// <context source="…">…</context>, steering text follows a note saying it
+// arrived while the model worked, and a compaction's summary stands in for
+// the events it replaced. See Deriver for every rule.
 package session

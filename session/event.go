@@ -21,7 +21,10 @@ type RunID string
 //
 //	{"seq","time","session","turn","run","parent_run","agent","type","data"}
 //
-// where "type" is Data.EventType().
+// where "type" is Data.EventType(). MarshalJSON and AppendEventJSON write
+// an *Unknown payload's data back byte for byte; encoding/json, when it
+// encodes a value that holds an Event, compacts it as it does any
+// json.RawMessage.
 type Event struct {
 	Seq       int64     // 1 for the first event; no gaps
 	Time      time.Time // when the event was recorded
@@ -300,27 +303,68 @@ type Unknown struct {
 	Raw  json.RawMessage
 }
 
-func (*TurnStart) EventType() string        { return TypeTurnStart }
-func (*TurnEnd) EventType() string          { return TypeTurnEnd }
-func (*StepStart) EventType() string        { return TypeStepStart }
-func (*StepEnd) EventType() string          { return TypeStepEnd }
-func (*UserMessage) EventType() string      { return TypeUserMessage }
-func (*PromptBlocked) EventType() string    { return TypePromptBlocked }
-func (*ContextMessage) EventType() string   { return TypeContextMessage }
-func (*SteeringMessage) EventType() string  { return TypeSteeringMessage }
-func (*RequestHeader) EventType() string    { return TypeRequestHeader }
-func (*AssistantChunk) EventType() string   { return TypeAssistantChunk }
+// EventType returns TypeTurnStart.
+func (*TurnStart) EventType() string { return TypeTurnStart }
+
+// EventType returns TypeTurnEnd.
+func (*TurnEnd) EventType() string { return TypeTurnEnd }
+
+// EventType returns TypeStepStart.
+func (*StepStart) EventType() string { return TypeStepStart }
+
+// EventType returns TypeStepEnd.
+func (*StepEnd) EventType() string { return TypeStepEnd }
+
+// EventType returns TypeUserMessage.
+func (*UserMessage) EventType() string { return TypeUserMessage }
+
+// EventType returns TypePromptBlocked.
+func (*PromptBlocked) EventType() string { return TypePromptBlocked }
+
+// EventType returns TypeContextMessage.
+func (*ContextMessage) EventType() string { return TypeContextMessage }
+
+// EventType returns TypeSteeringMessage.
+func (*SteeringMessage) EventType() string { return TypeSteeringMessage }
+
+// EventType returns TypeRequestHeader.
+func (*RequestHeader) EventType() string { return TypeRequestHeader }
+
+// EventType returns TypeAssistantChunk.
+func (*AssistantChunk) EventType() string { return TypeAssistantChunk }
+
+// EventType returns TypeAssistantMessage.
 func (*AssistantMessage) EventType() string { return TypeAssistantMessage }
-func (*ToolCall) EventType() string         { return TypeToolCall }
-func (*ToolResult) EventType() string       { return TypeToolResult }
-func (*HookDecision) EventType() string     { return TypeHookDecision }
-func (*Compaction) EventType() string       { return TypeCompaction }
-func (*TodoWrite) EventType() string        { return TypeTodoWrite }
-func (*SessionMeta) EventType() string      { return TypeSessionMeta }
-func (*Repair) EventType() string           { return TypeRepair }
-func (*Retry) EventType() string            { return TypeRetry }
-func (*Fallback) EventType() string         { return TypeFallback }
-func (u *Unknown) EventType() string        { return u.Type }
+
+// EventType returns TypeToolCall.
+func (*ToolCall) EventType() string { return TypeToolCall }
+
+// EventType returns TypeToolResult.
+func (*ToolResult) EventType() string { return TypeToolResult }
+
+// EventType returns TypeHookDecision.
+func (*HookDecision) EventType() string { return TypeHookDecision }
+
+// EventType returns TypeCompaction.
+func (*Compaction) EventType() string { return TypeCompaction }
+
+// EventType returns TypeTodoWrite.
+func (*TodoWrite) EventType() string { return TypeTodoWrite }
+
+// EventType returns TypeSessionMeta.
+func (*SessionMeta) EventType() string { return TypeSessionMeta }
+
+// EventType returns TypeRepair.
+func (*Repair) EventType() string { return TypeRepair }
+
+// EventType returns TypeRetry.
+func (*Retry) EventType() string { return TypeRetry }
+
+// EventType returns TypeFallback.
+func (*Fallback) EventType() string { return TypeFallback }
+
+// EventType returns the type the event was written with.
+func (u *Unknown) EventType() string { return u.Type }
 
 func (*TurnStart) isPayload()        {}
 func (*TurnEnd) isPayload()          {}

@@ -46,6 +46,15 @@ type CreateRequest struct {
 // events. Events yields the events with seq > afterSeq in order; it may
 // run concurrently with Append. A Store is safe for concurrent use; Close
 // releases it and any locks it holds.
+//
+// The details every implementation keeps (session/sessiontest checks
+// them): Create rejects ids CheckID rejects and makes one with NewID when
+// the request has none; Append validates a batch as CheckAppend does and
+// stores events with an empty Session under id; Info.Updated is the Time
+// of the last event (Created while there is none); SetMeta with an empty
+// value deletes the key; every method of a missing session returns an
+// error wrapping ErrNotFound, and of a closed store ErrClosed; Close is
+// idempotent. A store that can signal appends implements Notifier.
 type Store interface {
 	Create(ctx context.Context, req *CreateRequest) (ID, error)
 	Append(ctx context.Context, id ID, events ...Event) error
