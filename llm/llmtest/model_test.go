@@ -296,3 +296,20 @@ func BenchmarkModelStream(b *testing.B) {
 		})
 	}
 }
+
+func TestWithUsageOnEntriesWithoutAResponse(t *testing.T) {
+	u := llm.Usage{Input: 1, Output: 1}
+	boom := errors.New("boom")
+	m := llmtest.NewModel(
+		llmtest.Fail(boom).WithUsage(u),
+		llmtest.Respond(func(*llm.Request) llmtest.Entry { return llmtest.Reply("r") }).WithUsage(u),
+	)
+	chunks, errs := drain(t.Context(), m, request("a"))
+	if len(chunks) != 0 || len(errs) != 1 || !errors.Is(errs[0], boom) {
+		t.Errorf("Fail().WithUsage yielded %v, %v; want only the error", chunks, errs)
+	}
+	res, err := llm.Collect(m.Stream(t.Context(), request("b")))
+	if err != nil || res.Usage != u || res.Message.Text() != "r" {
+		t.Errorf("Respond().WithUsage = %+v, %v; want usage %+v", res, err, u)
+	}
+}

@@ -234,6 +234,8 @@ func oParts(raw json.RawMessage) ([]llm.Part, error) {
 		switch p.Type {
 		case "text":
 			parts = append(parts, &llm.Text{Text: p.Text})
+		case "refusal":
+			// An assistant's earlier refusal: nothing to carry.
 		case "image_url":
 			if p.ImageURL == nil {
 				return nil, fmt.Errorf("%d.image_url: field required", i)

@@ -135,8 +135,21 @@ func Cut(chunks ...llm.Chunk) Entry {
 
 // WithUsage returns a copy of e that reports u instead of its usage: the
 // entry's UsageChunks are replaced by one carrying u, placed before the
-// Finish (or last when there is none).
+// Finish (or last when there is none). On a Respond entry it applies to
+// the entry Respond returns; Fail and Hang, which send no response, are
+// unchanged.
 func (e Entry) WithUsage(u llm.Usage) Entry {
+	if e.respond != nil {
+		f := e.respond
+		e.respond = func(req *llm.Request) Entry { return f(req).WithUsage(u) }
+		e.usageSet = true
+		return e
+	}
+	if len(e.chunks) == 0 && e.end != endDone {
+		// Fail and Hang send no response to report usage on.
+		e.usageSet = true
+		return e
+	}
 	out := make([]llm.Chunk, 0, len(e.chunks)+1)
 	at := -1
 	for _, c := range e.chunks {
@@ -156,10 +169,6 @@ func (e Entry) WithUsage(u llm.Usage) Entry {
 	out = append(out[:at], append([]llm.Chunk{&llm.UsageChunk{Usage: u}}, out[at:]...)...)
 	e.chunks = out
 	e.usageSet = true
-	if e.respond != nil {
-		f := e.respond
-		e.respond = func(req *llm.Request) Entry { return f(req).WithUsage(u) }
-	}
 	return e
 }
 
