@@ -48,6 +48,9 @@ func AppendEventJSON(dst []byte, e Event) ([]byte, error) {
 	if typ == "" {
 		return dst, errors.New(`session: encode event: payload has an empty type; an *Unknown needs its Type set`)
 	}
+	if y := e.Time.Year(); y < 0 || y > 9999 {
+		return dst, fmt.Errorf("session: encode %s event %d: time %v is outside years 0 to 9999", typ, e.Seq, e.Time)
+	}
 	dst = append(dst, `{"seq":`...)
 	dst = strconv.AppendInt(dst, e.Seq, 10)
 	dst = append(dst, `,"time":"`...)

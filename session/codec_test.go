@@ -160,6 +160,9 @@ func TestEncodeErrors(t *testing.T) {
 	if _, err := session.AppendEventJSON(nil, session.Event{Seq: 1, Data: &session.Unknown{Type: "x", Raw: json.RawMessage("{bad")}}); err == nil {
 		t.Errorf("encoding invalid raw data succeeded")
 	}
+	if _, err := session.AppendEventJSON(nil, session.Event{Seq: 1, Time: time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC), Data: &session.TurnStart{}}); err == nil {
+		t.Errorf("encoding a time past year 9999 succeeded")
+	}
 	if _, err := session.AppendEventJSON(nil, session.Event{Seq: 1, Data: &session.Unknown{Raw: json.RawMessage("{}")}}); err == nil {
 		t.Errorf("encoding an Unknown without type succeeded")
 	}
