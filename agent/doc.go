@@ -1,0 +1,49 @@
+// Package agent is rein's loop: it runs a language model with tools over a
+// session log, one turn at a time, and lets hooks gate every step.
+//
+// A turn answers one prompt. It is a sequence of steps; a step is one
+// model request plus the tool calls the response asked for. Everything the
+// loop does is written to the session log as it happens (see package
+// session for the vocabulary): turn.start … turn.end with balanced
+// step.start/step.end on every exit path, the request header when what it
+// names changes, the assistant message with its usage and provenance,
+// tool.call before a call runs and tool.result after, in the model's
+// order, and a hook.decision for every decision that is not "continue".
+// The messages of each request are derived from the log incrementally, so
+// a step costs the same at step 10 and at step 10,000, and a session can
+// be reopened, resumed after a crash (the interrupted turn is closed by a
+// recorded repair) and replayed.
+//
+// The tool pipeline of one call is: gate hook → unknown-tool check →
+// validation with coercion → pre-tool-use hook (edits validated again) →
+// approval → guards (repeat, per-tool budgets) → execution → tool-error
+// substitution → result transform → post notification. Calls of one step
+// run in parallel up to Options.Parallel; exclusive tools run alone.
+//
+// Failed model requests are retried with exponential backoff and jitter,
+// honouring retry-after, never for quota errors; after a target's retries
+// the next fallback target serves the rest of the run.
+//
+// Control from other goroutines: Steer (delivered at the next step
+// boundary), FollowUp (when the turn would end), Inject (context without a
+// turn), Cancel, CancelTool, WaitIdle, Reset and Close.
+//
+// Quick start:
+//
+//	a, err := agent.New(&agent.Options{
+//		Model: model, Provider: "anthropic", ModelName: "claude-sonnet-4-5",
+//		System: "You are a careful engineer.",
+//		Tools:  []tool.Tool{readFile, shell},
+//		Store:  store, // nil keeps the session in memory
+//		Hooks:  hooks,
+//	})
+//	if err != nil { … }
+//	defer a.Close()
+//	res, err := a.Run(ctx, &agent.RunRequest{Prompt: "Why does the build fail?"})
+//	fmt.Println(res.Reason, res.Text)
+//
+//	for ev, err := range a.Stream(ctx, &agent.RunRequest{Prompt: "Fix it."}) {
+//		// every logged event, plus transient *session.AssistantChunk
+//		// deltas with Seq 0
+//	}
+package agent

@@ -1,0 +1,79 @@
+package agent_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/reinhq/rein/agent"
+	"github.com/reinhq/rein/hook"
+	"github.com/reinhq/rein/llm/llmtest"
+	"github.com/reinhq/rein/session"
+	"github.com/reinhq/rein/session/jsonl"
+	"github.com/reinhq/rein/tool"
+)
+
+// An agent with one typed tool, a gate hook and a JSONL store, run
+// against a scripted model.
+func Example() {
+	dir, _ := os.MkdirTemp("", "rein-example")
+	defer os.RemoveAll(dir)
+	store, err := jsonl.Open(dir, nil)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer store.Close()
+
+	type WeatherIn struct {
+		City string `json:"city" jsonschema:"the city to look up"`
+	}
+	weather, err := tool.New("weather", "Current weather of a city.",
+		func(ctx context.Context, in WeatherIn, call *tool.Call) (*tool.Result, error) {
+			return tool.Text("18°C and clear in " + in.City), nil
+		}, &tool.Options{Annotations: &tool.Annotations{ReadOnly: true}})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+
+	// The gate keeps the model to the cities it may look up.
+	hooks := new(hook.Set).ToolGate("cities", func(ctx context.Context, in *hook.ToolInput) (hook.GateDecision, error) {
+		if strings.Contains(string(in.Call.Args), "Atlantis") {
+			return &hook.Deny{Reason: "Atlantis is not on the map"}, nil
+		}
+		return nil, nil
+	})
+
+	model := llmtest.NewModel(
+		llmtest.CallTools(call("c1", "weather", `{"city":"Lyon"}`), call("c2", "weather", `{"city":"Atlantis"}`)),
+		llmtest.Reply("Lyon is 18°C and clear; I cannot look up Atlantis."),
+	)
+	a, err := agent.New(&agent.Options{Model: model, Provider: "llmtest", ModelName: "scripted", Tools: []tool.Tool{weather}, Hooks: hooks, Store: store})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer a.Close()
+
+	res, err := a.Run(context.Background(), &agent.RunRequest{Prompt: "Weather in Lyon and Atlantis?"})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(res.Text)
+	for ev, err := range store.Events(context.Background(), a.Session(), 0) {
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		if r, ok := ev.Data.(*session.ToolResult); ok {
+			fmt.Printf("%s: %s\n", r.CallID, resultText(r))
+		}
+	}
+	// Output:
+	// Lyon is 18°C and clear; I cannot look up Atlantis.
+	// c1: 18°C and clear in Lyon
+	// c2: Blocked: Atlantis is not on the map
+}
