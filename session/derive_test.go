@@ -406,3 +406,31 @@ func FuzzDerive(f *testing.F) {
 		}
 	})
 }
+
+// TestDeriverStepIsAllocationFlat checks that adding a step does not
+// rebuild the view: the allocations per step are the same small number
+// with 10 or 20,000 events of history.
+func TestDeriverStepIsAllocationFlat(t *testing.T) {
+	asst := &session.AssistantMessage{Parts: []llm.Part{&llm.ToolCall{ID: "x", Name: "read"}}}
+	res := &session.ToolResult{CallID: "x", Parts: text("r")}
+	perStep := func(prior int) float64 {
+		var d session.Deriver
+		d.Add(history(prior)...)
+		seq := int64(prior)
+		// Warm up so slice growth is amortised over the measured runs.
+		for range 1000 {
+			d.Add(session.Event{Seq: seq + 1, Data: asst}, session.Event{Seq: seq + 2, Data: res})
+			seq += 2
+			d.Messages()
+		}
+		return testing.AllocsPerRun(200, func() {
+			d.Add(session.Event{Seq: seq + 1, Data: asst}, session.Event{Seq: seq + 2, Data: res})
+			seq += 2
+			d.Messages()
+		})
+	}
+	small, large := perStep(10), perStep(20000)
+	if small > 6 || large > 6 {
+		t.Errorf("allocations per step: %.1f with 10 prior events, %.1f with 20,000; want at most 6 either way", small, large)
+	}
+}

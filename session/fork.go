@@ -158,13 +158,16 @@ const importBatch = 256
 // Import reads an NDJSON log written by Export from r and stores it in st
 // under the session id the events carry (ErrExists if st has it). Seqs
 // must run from 1 without a gap. Unknown event types are kept as they
-// are. On error the partly imported session is deleted.
+// are. The metadata the log's session.meta events set (the last value of
+// each key) is set on the session; the work directory and parent are not
+// part of an export. On error the partly imported session is deleted.
 func Import(ctx context.Context, st Store, r io.Reader) (ID, error) {
 	br := bufio.NewReaderSize(r, 64<<10)
 	var (
 		id    ID
 		batch []Event
 		line  int
+		meta  = map[string]string{}
 	)
 	fail := func(err error) (ID, error) {
 		if id != "" {
@@ -201,6 +204,9 @@ func Import(ctx context.Context, st Store, r io.Reader) (ID, error) {
 					return fail(fmt.Errorf("session: import line %d: event of session %s in the log of %s", line, e.Session, id))
 				}
 				batch = append(batch, e)
+				if m, ok := e.Data.(*SessionMeta); ok && m.Key != "" {
+					meta[m.Key] = m.Value
+				}
 				if len(batch) == importBatch {
 					if err := flush(); err != nil {
 						return fail(fmt.Errorf("session: import line %d: %w", line, err))
@@ -220,6 +226,11 @@ func Import(ctx context.Context, st Store, r io.Reader) (ID, error) {
 	}
 	if err := flush(); err != nil {
 		return fail(fmt.Errorf("session: import %s: %w", id, err))
+	}
+	for k, v := range meta {
+		if err := st.SetMeta(ctx, id, k, v); err != nil {
+			return fail(fmt.Errorf("session: import %s: %w", id, err))
+		}
 	}
 	return id, nil
 }

@@ -32,6 +32,7 @@ func TestB51_ExportImport(t *testing.T) {
 	src := session.NewMemStore()
 	id, _ := src.Create(ctx, &session.CreateRequest{ID: "exported"})
 	l := richLog(id)
+	l.Add(&session.SessionMeta{Key: "title", Value: "first"}).Add(&session.SessionMeta{Key: "title", Value: "second"})
 	if err := src.Append(ctx, id, l.Events...); err != nil {
 		t.Fatal(err)
 	}
@@ -64,6 +65,9 @@ func TestB51_ExportImport(t *testing.T) {
 	}
 	if diff := cmp.Diff(session.Derive(l.Events), session.Derive(events)); diff != "" {
 		t.Errorf("imported derived messages (-want +got):\n%s", diff)
+	}
+	if got := mustInfoMeta(t, dst, id); got["title"] != "second" {
+		t.Errorf("imported Meta = %v, want title from the last session.meta event", got)
 	}
 	// A second export is byte-identical.
 	var again bytes.Buffer
@@ -248,4 +252,13 @@ func TestFollowEnds(t *testing.T) {
 			}
 		}
 	})
+}
+
+func mustInfoMeta(t *testing.T, st session.Store, id session.ID) map[string]string {
+	t.Helper()
+	info, err := st.Info(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return info.Meta
 }
