@@ -242,6 +242,10 @@ func deriveSchema(t reflect.Type) (*jsonschema.Schema, error) {
 		return nil, err
 	}
 	plainSlices(s, map[*jsonschema.Schema]bool{})
+	if len(s.Types) == 2 && s.Types[0] == "null" {
+		// A pointer input: the arguments are always an object.
+		s.Types, s.Type = nil, s.Types[1]
+	}
 	return s, nil
 }
 

@@ -49,6 +49,7 @@ func TestSchemaDerivation(t *testing.T) {
 		{"read", Schema[readArgs]},
 		{"nested", Schema[nestedArgs]},
 		{"empty", Schema[struct{}]},
+		{"pointer", Schema[*boxArgs]},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

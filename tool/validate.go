@@ -765,6 +765,7 @@ func (w *walker) walkObject(obj map[string]any, n *node) (any, error) {
 		w.push(seg{key: pr.name, isKey: true})
 		if val == nil && !pr.required && pr.node != nil && pr.node.types != 0 && pr.node.types&tNull == 0 && w.coerce {
 			delete(obj, pr.name)
+			matched--
 			w.note()
 			w.pop()
 			continue

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/jsonschema-go/jsonschema"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files under testdata/")
@@ -148,6 +149,7 @@ func TestB12_Rejections(t *testing.T) {
 	tests := []struct{ name, args string }{
 		{"missing required", `{"limit":5}`},
 		{"unexpected property", `{"path":"a","colour":"red"}`},
+		{"unexpected property beside a dropped null", `{"path":"a","limit":null,"colour":"red"}`},
 		{"nested unexpected property", `{"path":"a","opts":{"depth":1,"width":2}}`},
 		{"lossy integer from string", `{"path":"a","limit":"5.5"}`},
 		{"lossy integer from number", `{"path":"a","limit":5.5}`},
@@ -323,15 +325,40 @@ func FuzzValidate(f *testing.F) {
 		}
 		vs[i] = v
 	}
+	// jsonschema-go is the oracle for what is valid.
+	oracles := make([]*jsonschema.Resolved, len(fuzzSchemas))
+	for i, s := range fuzzSchemas {
+		var js jsonschema.Schema
+		if err := json.Unmarshal([]byte(s), &js); err != nil {
+			f.Fatal(err)
+		}
+		rs, err := js.Resolve(nil)
+		if err != nil {
+			f.Fatal(err)
+		}
+		oracles[i] = rs
+	}
 	f.Fuzz(func(t *testing.T, which uint8, args string) {
-		v := vs[int(which)%len(vs)]
+		i := int(which) % len(vs)
+		v := vs[i]
 		fixed, _, err := v.Validate(json.RawMessage(args))
+		var plain any
+		origValid := json.Unmarshal([]byte(args), &plain) == nil && plain != nil && oracles[i].Validate(plain) == nil
 		if err != nil {
 			var ve *ValidationError
 			if !errors.As(err, &ve) {
 				t.Fatalf("Validate(%q) returned %T %v, want *ValidationError", args, err, err)
 			}
+			if origValid {
+				t.Fatalf("Validate(%q) rejected valid arguments: %v", args, err)
+			}
 			return
+		}
+		var fixedPlain any
+		if err := json.Unmarshal(fixed, &fixedPlain); err == nil {
+			if err := oracles[i].Validate(fixedPlain); err != nil {
+				t.Fatalf("Validate(%q) accepted %s, which jsonschema-go rejects: %v", args, fixed, err)
+			}
 		}
 		if !json.Valid(fixed) {
 			t.Fatalf("Validate(%q) accepted and returned invalid JSON %q", args, fixed)
