@@ -432,6 +432,9 @@ type PromptOutcome struct {
 // Prompt runs the prompt-submit chain.
 func (c Chain) Prompt(ctx context.Context, in *PromptInput) (PromptOutcome, error) {
 	out := PromptOutcome{Parts: in.Parts}
+	if !c.Has(PointPrompt) {
+		return out, nil
+	}
 	a, b := handlers(c, func(s *Set) []entry[PromptFunc] { return s.prompt })
 	err := dispatch(ctx, PointPrompt, a, b, in, func(name string, d PromptDecision) bool {
 		out.Records = append(out.Records, record(PointPrompt, name, d))
@@ -460,6 +463,9 @@ type RequestOutcome struct {
 // the input's message slice is never modified.
 func (c Chain) Request(ctx context.Context, in *RequestInput) (RequestOutcome, error) {
 	out := RequestOutcome{Request: in.Request}
+	if !c.Has(PointRequest) {
+		return out, nil
+	}
 	a, b := handlers(c, func(s *Set) []entry[RequestFunc] { return s.request })
 	err := dispatch(ctx, PointRequest, a, b, in, func(name string, d RequestDecision) bool {
 		out.Records = append(out.Records, record(PointRequest, name, d))
@@ -495,12 +501,18 @@ type GateOutcome struct {
 // Gate runs the tool gate chain. An edit feeds the next handler; a deny
 // ends the chain and wins over a substitute from an earlier handler.
 func (c Chain) Gate(ctx context.Context, in *ToolInput) (GateOutcome, error) {
+	if !c.Has(PointToolGate) {
+		return GateOutcome{}, nil
+	}
 	a, b := handlers(c, func(s *Set) []entry[GateFunc] { return s.gate })
 	return gate(ctx, PointToolGate, a, b, in)
 }
 
 // PreToolUse runs the pre-tool-use chain, with the rules of Gate.
 func (c Chain) PreToolUse(ctx context.Context, in *ToolInput) (GateOutcome, error) {
+	if !c.Has(PointPreToolUse) {
+		return GateOutcome{}, nil
+	}
 	a, b := handlers(c, func(s *Set) []entry[GateFunc] { return s.pre })
 	return gate(ctx, PointPreToolUse, a, b, in)
 }
@@ -538,6 +550,9 @@ type ApprovalOutcome struct {
 // strictest decision wins (ask over allow).
 func (c Chain) Approval(ctx context.Context, in *ToolInput) (ApprovalOutcome, error) {
 	var out ApprovalOutcome
+	if !c.Has(PointApproval) {
+		return out, nil
+	}
 	a, b := handlers(c, func(s *Set) []entry[ApprovalFunc] { return s.approval })
 	err := dispatch(ctx, PointApproval, a, b, in, func(name string, d ApprovalDecision) bool {
 		out.Records = append(out.Records, record(PointApproval, name, d))
@@ -566,6 +581,9 @@ type ResultOutcome struct {
 // ToolResult runs the tool-result chain; each rewrite feeds the next handler.
 func (c Chain) ToolResult(ctx context.Context, in *ToolResultInput) (ResultOutcome, error) {
 	out := ResultOutcome{Result: in.Result}
+	if !c.Has(PointToolResult) {
+		return out, nil
+	}
 	a, b := handlers(c, func(s *Set) []entry[ToolResultFunc] { return s.result })
 	err := dispatch(ctx, PointToolResult, a, b, in, func(name string, d ResultDecision) bool {
 		out.Records = append(out.Records, record(PointToolResult, name, d))
@@ -588,6 +606,9 @@ type SubstituteOutcome struct {
 // ToolError runs the tool-error chain; the first substitute ends it.
 func (c Chain) ToolError(ctx context.Context, in *ToolErrorInput) (SubstituteOutcome, error) {
 	var out SubstituteOutcome
+	if !c.Has(PointToolError) {
+		return out, nil
+	}
 	a, b := handlers(c, func(s *Set) []entry[ToolErrorFunc] { return s.toolErr })
 	err := dispatch(ctx, PointToolError, a, b, in, func(name string, d SubstituteDecision) bool {
 		return out.take(PointToolError, name, d)
@@ -598,6 +619,9 @@ func (c Chain) ToolError(ctx context.Context, in *ToolErrorInput) (SubstituteOut
 // UnknownTool runs the unknown-tool chain; the first substitute ends it.
 func (c Chain) UnknownTool(ctx context.Context, in *UnknownToolInput) (SubstituteOutcome, error) {
 	var out SubstituteOutcome
+	if !c.Has(PointUnknownTool) {
+		return out, nil
+	}
 	a, b := handlers(c, func(s *Set) []entry[UnknownToolFunc] { return s.unknown })
 	err := dispatch(ctx, PointUnknownTool, a, b, in, func(name string, d SubstituteDecision) bool {
 		return out.take(PointUnknownTool, name, d)
@@ -625,6 +649,9 @@ type FinalizeOutcome struct {
 // Finalize runs the finalize chain; the first nudge or stop ends it.
 func (c Chain) Finalize(ctx context.Context, in *FinalizeInput) (FinalizeOutcome, error) {
 	var out FinalizeOutcome
+	if !c.Has(PointFinalize) {
+		return out, nil
+	}
 	a, b := handlers(c, func(s *Set) []entry[FinalizeFunc] { return s.finalize })
 	err := dispatch(ctx, PointFinalize, a, b, in, func(name string, d FinalizeDecision) bool {
 		out.Records = append(out.Records, record(PointFinalize, name, d))
@@ -649,6 +676,9 @@ type StepEndOutcome struct {
 // StepEnd runs the step-end chain; the first stop ends it.
 func (c Chain) StepEnd(ctx context.Context, in *StepEndInput) (StepEndOutcome, error) {
 	var out StepEndOutcome
+	if !c.Has(PointStepEnd) {
+		return out, nil
+	}
 	a, b := handlers(c, func(s *Set) []entry[StepEndFunc] { return s.stepEnd })
 	err := dispatch(ctx, PointStepEnd, a, b, in, func(name string, d StepEndDecision) bool {
 		out.Records = append(out.Records, record(PointStepEnd, name, d))
