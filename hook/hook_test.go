@@ -158,7 +158,9 @@ func TestRequestRewriteCopies(t *testing.T) {
 
 func TestApprovalStrictestWins(t *testing.T) {
 	allow := func(context.Context, *hook.ToolInput) (hook.ApprovalDecision, error) { return &hook.Allow{}, nil }
-	ask := func(context.Context, *hook.ToolInput) (hook.ApprovalDecision, error) { return &hook.Ask{Reason: "writes"}, nil }
+	ask := func(context.Context, *hook.ToolInput) (hook.ApprovalDecision, error) {
+		return &hook.Ask{Reason: "writes"}, nil
+	}
 	s := new(hook.Set).Approval("allow", allow).Approval("ask", ask).Approval("allow2", allow)
 	out, err := hook.Join(s, nil).Approval(context.Background(), &hook.ToolInput{})
 	if err != nil {
@@ -171,8 +173,12 @@ func TestApprovalStrictestWins(t *testing.T) {
 
 func TestFinalizeAndStepEnd(t *testing.T) {
 	s := new(hook.Set).
-		Finalize("nudge", func(context.Context, *hook.FinalizeInput) (hook.FinalizeDecision, error) { return &hook.Nudge{Text: "go on"}, nil }).
-		StepEnd("stop", func(context.Context, *hook.StepEndInput) (hook.StepEndDecision, error) { return &hook.Stop{Reason: "done"}, nil })
+		Finalize("nudge", func(context.Context, *hook.FinalizeInput) (hook.FinalizeDecision, error) {
+			return &hook.Nudge{Text: "go on"}, nil
+		}).
+		StepEnd("stop", func(context.Context, *hook.StepEndInput) (hook.StepEndDecision, error) {
+			return &hook.Stop{Reason: "done"}, nil
+		})
 	c := hook.Join(s, nil)
 	f, _ := c.Finalize(context.Background(), &hook.FinalizeInput{})
 	e, _ := c.StepEnd(context.Background(), &hook.StepEndInput{})
