@@ -304,6 +304,8 @@ var fuzzSchemas = []string{
 	typicalSchema,
 	`{"type":"object","properties":{"a":{"type":"array","items":{"type":"object","properties":{"b":{"type":["integer","null"]},"c":{"type":"boolean"}},"required":["c"]}}}}`,
 	`{"type":"object","properties":{"x":{"anyOf":[{"type":"integer"},{"type":"array","items":{"type":"string"}}]},"y":{"oneOf":[{"type":"number"},{"type":"boolean"}]}}}`,
+	`{"type":"object","$defs":{"I":{"type":"object","properties":{"n":{"type":"integer","minimum":0},"k":{"$ref":"#/$defs/I"}},"required":["n"]}},"properties":{"i":{"$ref":"#/$defs/I"},"m":{"type":"object","additionalProperties":{"type":"number"},"maxProperties":2},"e":{"enum":[1,"a",true,null]},"c":{"const":{"x":[1]}}}}`,
+	`{"type":"object","properties":{"n":{"type":"integer","multipleOf":3},"s":{"allOf":[{"type":"string"},{"maxLength":3}]},"a":{"type":"array","items":{"type":"boolean"},"minItems":1}}}`,
 }
 
 // FuzzValidate checks that validation never panics and that whatever it
@@ -313,6 +315,7 @@ func FuzzValidate(f *testing.F) {
 		`{"path":"a","limit":"5"}`, `{"path":5,"tags":"x"}`, `{"path":"a","opts":"{\"depth\":\"3\"}"}`,
 		`{"a":[{"b":"1","c":"true"}]}`, `{"x":"[\"a\"]","y":"1.5"}`, `"{\"path\":\"a\"}"`, ``, `null`,
 		`{"path":"a","limit":1e2}`, `{"a":{"c":"false"}}`, `{"x":"5","y":"false"}`, `{"path":"a","limit":null}`,
+		`{"i":{"n":"1","k":{"n":2.0}},"m":{"a":"1.5"},"e":"a","c":{"x":[1]}}`, `{"n":"6","s":"abc","a":"true"}`,
 	}
 	for i, s := range seeds {
 		f.Add(uint8(i), s)
