@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/reinhq/rein/llm"
 	"github.com/reinhq/rein/session"
 	"github.com/reinhq/rein/session/sessiontest"
@@ -249,8 +250,7 @@ var semanticJSON = cmp.Options{
 			ex, ey := json.Unmarshal(x, &vx), json.Unmarshal(y, &vy)
 			return ex == nil && ey == nil && cmp.Equal(vx, vy)
 		}))),
-	cmp.FilterValues(func(x, y []byte) bool { return len(x) == 0 && len(y) == 0 }, cmp.Comparer(func(_, _ []byte) bool { return true })),
-	cmp.FilterValues(func(x, y []llm.Part) bool { return len(x) == 0 && len(y) == 0 }, cmp.Comparer(func(_, _ []llm.Part) bool { return true })),
+	cmpopts.EquateEmpty(),
 }
 
 func FuzzDecodeEvent(f *testing.F) {
