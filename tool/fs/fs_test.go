@@ -357,9 +357,9 @@ func TestIgnoreRules(t *testing.T) {
 	sub := parseIgnore("pkg", []byte("gen/\n!*.log\n"))
 	stack := ignoreStack{root, sub}
 	tests := []struct {
-		rel   string
-		dir   bool
-		want  bool
+		rel  string
+		dir  bool
+		want bool
 	}{
 		{"a.log", false, true},
 		{"x/y/a.log", false, true},

@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	iofs "io/fs"
-	"os"
 	"path"
 	"regexp"
 	"runtime"
@@ -173,7 +172,7 @@ func (t *tools) grep(ctx context.Context, call *tool.Call) (*tool.Result, error)
 		if typePats != nil && !slices.ContainsFunc(typePats, func(p string) bool { return globMatch(p, sub) }) {
 			return false
 		}
-		return t.p.Classify(rel) != sandbox.Secret
+		return true // secret files fail to open and are skipped
 	}
 	var files []string
 	if fi.IsDir() {
@@ -230,29 +229,11 @@ func globMatch(pat, rel string) bool {
 
 // grepFile searches one file, reusing buf for its content.
 func (t *tools) grepFile(rel string, re *regexp.Regexp, mode string, before, after int, buf []byte, res *fileMatch) []byte {
-	f, err := t.p.Open(rel, os.O_RDONLY, 0)
+	data, err := t.p.ReadFile(rel, buf, t.o.MaxFileBytes)
 	if err != nil {
-		return buf
+		return buf // unreadable, secret or too large: skipped
 	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil || fi.Size() > t.o.MaxFileBytes {
-		return buf
-	}
-	size := int(fi.Size())
-	if cap(buf) < size+1 {
-		buf = make([]byte, 0, size+size/4+512)
-	}
-	data := buf[:cap(buf)]
-	n := 0
-	for n < len(data) {
-		m, err := f.Read(data[n:])
-		n += m
-		if err != nil || m == 0 {
-			break
-		}
-	}
-	data = data[:n]
+	buf = data[:0]
 	if bytes.IndexByte(data[:min(len(data), 8000)], 0) >= 0 {
 		return buf
 	}

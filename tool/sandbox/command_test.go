@@ -180,11 +180,11 @@ func TestCommandRulesAllow(t *testing.T) {
 func TestCommandRulesGlob(t *testing.T) {
 	r := CommandRules{Deny: []string{"git push*--force*", "npm publish*"}}
 	for line, denied := range map[string]bool{
-		"git push origin --force":  true,
-		"git push origin main":     false,
-		"npm publish":              true,
-		"npm install":              false,
-		"bash -c 'npm publish .'":  true,
+		"git push origin --force": true,
+		"git push origin main":    false,
+		"npm publish":             true,
+		"npm install":             false,
+		"bash -c 'npm publish .'": true,
 	} {
 		if err := r.Check(line); (err != nil) != denied {
 			t.Errorf("Check(%q) = %v, want denied=%v", line, err, denied)

@@ -39,3 +39,8 @@ func (p *Policy) unsupported(op, name string) error {
 	return &Error{Op: op, Path: name, Err: ErrUnsupported,
 		Reason: "file access is not available: rein confines paths only on Linux"}
 }
+
+// ReadFile fails with ErrUnsupported on this platform.
+func (p *Policy) ReadFile(name string, buf []byte, limit int64) ([]byte, error) {
+	return nil, p.unsupported("open", name)
+}

@@ -29,6 +29,8 @@ var (
 	// ErrUnsupported: confinement is not implemented on this platform, so
 	// every access is refused.
 	ErrUnsupported = errors.New("sandbox: confinement not supported on this platform")
+	// ErrTooLarge: ReadFile was given a file over its limit.
+	ErrTooLarge = errors.New("sandbox: file too large")
 )
 
 // DefaultSecretPatterns name files that usually hold credentials. A
@@ -114,6 +116,58 @@ type Policy struct {
 	rootAbs  string // cleaned absolute Root
 	rootReal string // rootAbs with symlinks resolved
 	rootErr  error
+	secrets  []namePattern // compiled SecretPatterns
+
+	fdOnce sync.Once
+	rootFD int // a descriptor of rootReal, kept for the Policy's life
+	fdErr  error
+}
+
+// namePattern is a secret pattern compiled for the common shapes: an
+// exact name, "*suffix" and "prefix*" are matched without path.Match.
+type namePattern struct {
+	raw   string
+	slash bool // matched against trailing components
+	kind  byte // '=' exact, 's' suffix, 'p' prefix, 'g' glob
+	lit   string
+	last  *namePattern // for slash patterns: the last component, checked first
+}
+
+func compileNames(pats []string) []namePattern {
+	out := make([]namePattern, 0, len(pats))
+	for _, raw := range pats {
+		np := namePattern{raw: raw, slash: strings.Contains(raw, "/"), kind: 'g'}
+		if np.slash {
+			if last := raw[strings.LastIndexByte(raw, '/')+1:]; last != "" && last != "**" {
+				np.last = &compileNames([]string{last})[0]
+			}
+		} else {
+			const meta = "*?[\\"
+			switch {
+			case !strings.ContainsAny(raw, meta):
+				np.kind, np.lit = '=', raw
+			case strings.HasPrefix(raw, "*") && !strings.ContainsAny(raw[1:], meta):
+				np.kind, np.lit = 's', raw[1:]
+			case strings.HasSuffix(raw, "*") && !strings.ContainsAny(raw[:len(raw)-1], meta):
+				np.kind, np.lit = 'p', raw[:len(raw)-1]
+			}
+		}
+		out = append(out, np)
+	}
+	return out
+}
+
+func (np *namePattern) matchBase(base string) bool {
+	switch np.kind {
+	case '=':
+		return base == np.lit
+	case 's':
+		return strings.HasSuffix(base, np.lit)
+	case 'p':
+		return strings.HasPrefix(base, np.lit)
+	}
+	ok, err := path.Match(np.raw, base)
+	return err == nil && ok
 }
 
 func (p *Policy) init() error {
@@ -133,6 +187,11 @@ func (p *Policy) init() error {
 			return
 		}
 		p.rootAbs, p.rootReal = abs, real
+		pats := p.SecretPatterns
+		if pats == nil {
+			pats = DefaultSecretPatterns
+		}
+		p.secrets = compileNames(pats)
 	})
 	return p.rootErr
 }
@@ -283,12 +342,17 @@ func (p *Policy) Classify(name string) Class {
 }
 
 func (p *Policy) secret(rel string) bool {
-	pats := p.SecretPatterns
-	if pats == nil {
-		pats = DefaultSecretPatterns
+	base := rel
+	if i := strings.LastIndexByte(rel, '/'); i >= 0 {
+		base = rel[i+1:]
 	}
-	for _, pat := range pats {
-		if matchTail(pat, rel) {
+	for i := range p.secrets {
+		np := &p.secrets[i]
+		if np.slash {
+			if (np.last == nil || np.last.matchBase(base)) && matchTail(np.raw, rel) {
+				return true
+			}
+		} else if np.matchBase(base) {
 			return true
 		}
 	}

@@ -1,3 +1,5 @@
+//go:build linux
+
 package sandbox
 
 import (
@@ -457,4 +459,30 @@ func TestMatch(t *testing.T) {
 			t.Errorf("Match(%q, %q) = %v, want %v", tt.pat, tt.name, got, tt.want)
 		}
 	}
+}
+
+func TestReadFile(t *testing.T) {
+	for _, walk := range []bool{false, true} {
+		forceWalk = walk
+		p, _, _ := fixture(t)
+		data, err := p.ReadFile("inlink", nil, 0)
+		if err != nil || string(data) != "inside" {
+			t.Errorf("ReadFile(inlink) = %q, %v", data, err)
+		}
+		buf := make([]byte, 0, 64)
+		data, err = p.ReadFile("file.txt", buf, 100)
+		if err != nil || string(data) != "inside" || &data[:1][0] != &buf[:1][0] {
+			t.Errorf("ReadFile reusing buf = %q, %v (reused: %v)", data, err, err == nil && &data[:1][0] == &buf[:1][0])
+		}
+		if _, err := p.ReadFile("file.txt", nil, 3); !errors.Is(err, ErrTooLarge) {
+			t.Errorf("ReadFile over limit = %v, want ErrTooLarge", err)
+		}
+		for _, name := range []string{"../outside/secret.txt", "out/secret.txt", "outfile", "chain1/secret.txt", "zero", "fifo", ".env", "privlink", "dir", "loop"} {
+			data, err := p.ReadFile(name, nil, 0)
+			if err == nil || strings.Contains(string(data), secretText) {
+				t.Errorf("ReadFile(%s) = %q, %v; want a refusal", name, data, err)
+			}
+		}
+	}
+	forceWalk = false
 }
