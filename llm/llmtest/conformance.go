@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"sync"
 	"testing"
 	"time"
 
@@ -26,7 +27,8 @@ import (
 //	}
 //
 // It checks that: nothing is sent until the caller ranges; chunks arrive
-// in order (usage before finish, finish last and once); text, tool calls
+// in order (usage before finish, finish last and once); concurrent
+// streams do not cross; text, tool calls
 // (also two in parallel and after text) and usage assemble to what was
 // scripted; the request is not modified; breaking early releases the
 // stream (through the server: the response body is closed); a cancelled
@@ -175,6 +177,32 @@ func RunModelTests(t *testing.T, newModel func(t *testing.T, m *Model) llm.Model
 		if n := len(got.Messages); n == 0 || got.Messages[n-1].Text() != "What is rein?" {
 			t.Errorf("messages = %+v, want the user's question last", got.Messages)
 		}
+	})
+
+	run("ConcurrentStreams", func(t *testing.T, m *Model, model llm.Model) {
+		const n = 4
+		for range n {
+			m.Add(Respond(func(req *llm.Request) Entry {
+				return Reply("echo: " + req.Messages[len(req.Messages)-1].Text())
+			}))
+		}
+		var wg sync.WaitGroup
+		for i := range n {
+			wg.Go(func() {
+				req := conformanceRequest()
+				q := fmt.Sprintf("question %d", i)
+				req.Messages = []llm.Message{llm.UserText(q)}
+				res, err := llm.Collect(model.Stream(t.Context(), req))
+				if err != nil {
+					t.Errorf("stream %d: %v", i, err)
+					return
+				}
+				if got := res.Message.Text(); got != "echo: "+q {
+					t.Errorf("stream %d got %q, want %q: concurrent streams crossed", i, got, "echo: "+q)
+				}
+			})
+		}
+		wg.Wait()
 	})
 
 	run("EarlyBreakReleasesStream", func(t *testing.T, m *Model, model llm.Model) {
