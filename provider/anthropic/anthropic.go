@@ -143,7 +143,12 @@ func (m *Model) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.Chun
 			return true
 		})
 		if err != nil && !stopped {
-			yield(nil, m.mapError(ctx, err))
+			err = m.mapError(ctx, err)
+			var pe *llm.ProviderError
+			if errors.As(err, &pe) && pe.RequestID == "" {
+				pe.RequestID = d.requestID
+			}
+			yield(nil, err)
 		}
 	}
 }

@@ -81,7 +81,7 @@ func classify(status int, typ, msg string) llm.ErrorKind {
 	case typ == "authentication_error" || typ == "permission_error" ||
 		status == http.StatusUnauthorized || status == http.StatusForbidden:
 		return llm.ErrAuth
-	case typ == "timeout_error":
+	case typ == "timeout_error" && status == 0:
 		return llm.ErrTimeout
 	case status >= 500 || status == http.StatusRequestTimeout || status == http.StatusConflict ||
 		typ == "api_error" || typ == "conflict_error":

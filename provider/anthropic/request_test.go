@@ -31,11 +31,18 @@ func sentBody(t *testing.T, req *llm.Request) []byte {
 	if _, err := collect(m.Stream(context.Background(), req)); err != nil {
 		t.Fatal(err)
 	}
-	var out bytes.Buffer
-	if err := json.Indent(&out, rec.body(0), "", "  "); err != nil {
+	// Re-encode with sorted keys: the SDK writes extra fields in map order.
+	dec := json.NewDecoder(bytes.NewReader(rec.body(0)))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
 		t.Fatalf("sent body is not JSON: %v\n%s", err, rec.body(0))
 	}
-	return append(out.Bytes(), '\n')
+	out, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return append(out, '\n')
 }
 
 func ptr[T any](v T) *T { return &v }
