@@ -509,6 +509,11 @@ func (a *Agent) Close() error {
 			}
 		}
 	}
+	for _, c := range a.opts.Closers {
+		if err := c.Close(); err != nil {
+			errs = append(errs, fmt.Errorf("agent: close: %w", err))
+		}
+	}
 	a.toolsWG.Wait()
 	for _, u := range a.unsub {
 		u()

@@ -29,10 +29,11 @@ type history struct {
 	logged  map[string]bool         // repairs already on the log
 	pending []session.Repair        // repairs to record before the next request
 	dup     bool                    // a call id was used twice
+	elided  map[llm.CallID]bool     // results left out of requests to fit the window
 }
 
 func newHistory() *history {
-	return &history{open: map[llm.CallID]struct{}{}, seen: map[llm.CallID]struct{}{}, noted: map[string]bool{}, logged: map[string]bool{}}
+	return &history{open: map[llm.CallID]struct{}{}, seen: map[llm.CallID]struct{}{}, noted: map[string]bool{}, logged: map[string]bool{}, elided: map[llm.CallID]bool{}}
 }
 
 func (h *history) Add(evs ...session.Event) {
@@ -68,6 +69,9 @@ func (h *history) track(ev *session.Event) {
 		delete(h.open, p.CallID)
 	case *session.Repair:
 		h.logged[p.Kind+"\x00"+string(p.CallID)] = true
+		if p.Kind == "elided-result" {
+			h.elided[p.CallID] = true
+		}
 	case *session.Compaction:
 		clear(h.open)
 	}

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"io"
 	"encoding/json"
 	"log/slog"
 	"time"
@@ -60,6 +61,15 @@ type Options struct {
 	// others answer with what would have happened, unannotated ones are
 	// unavailable.
 	DryRun bool
+
+	// Closers are closed by Close after the last run ends: resources behind
+	// the tools, such as a shell's background tasks. Tools that implement
+	// io.Closer themselves are closed too.
+	Closers []io.Closer
+	// Notices, when set, is polled at every step boundary; each string it
+	// returns is recorded as context (source "system") that the next
+	// request sees — for example the exits of background tasks.
+	Notices func() []string
 
 	// Limits are the guards and budgets.
 	Limits Limits

@@ -223,3 +223,66 @@ func TestTTFTAndUsage(t *testing.T) {
 		t.Errorf("step usage = %+v", ends)
 	}
 }
+
+func TestB31_ContextTooLongElidesOldResults(t *testing.T) {
+	tooLong := &llm.ProviderError{Kind: llm.ErrContextTooLong, StatusCode: 400, Message: "prompt is too long"}
+	big := strings.Repeat("x", 1000)
+	tl := funcTool("read", func(context.Context, *tool.Call) (*tool.Result, error) { return tool.Text(big), nil })
+	h := newHarness(t, &agent.Options{Tools: []tool.Tool{tl}},
+		llmtest.CallTool("c1", "read", `{}`), llmtest.CallTool("c2", "read", `{}`),
+		llmtest.Fail(tooLong), llmtest.Reply("fits now"), llmtest.Reply("still fits"))
+	res := h.run("go")
+	if res.Text != "fits now" {
+		t.Fatalf("text = %q", res.Text)
+	}
+	evs := h.events()
+	reps := ofType[*session.Repair](evs)
+	if len(reps) != 1 || reps[0].Kind != "elided-result" || reps[0].CallID != "c1" {
+		t.Errorf("repairs = %+v", reps)
+	}
+	retried := requestTexts(h.m.Requests()[3])
+	if !strings.Contains(strings.Join(retried, "|"), "result c1: [This tool result was elided") || !strings.Contains(strings.Join(retried, "|"), "result c2: "+big) {
+		t.Errorf("retried request = %v", retried)
+	}
+	// Later requests keep the elision; the log keeps the original.
+	h.run("more")
+	if !containsText(h.m.Requests()[4], "elided") {
+		t.Error("the next request lost the elision")
+	}
+	if resultText(results(evs)["c1"]) != big {
+		t.Error("the log was changed")
+	}
+}
+
+func TestB31_NothingLeftToShrinkIsAClearError(t *testing.T) {
+	tooLong := &llm.ProviderError{Kind: llm.ErrContextTooLong, StatusCode: 400, Message: "prompt is too long"}
+	h := newHarness(t, nil, llmtest.Fail(tooLong), llmtest.Reply("never"))
+	_, err := h.a.Run(context.Background(), &agent.RunRequest{Prompt: "huge"})
+	if llm.KindOf(err) != llm.ErrContextTooLong || !strings.Contains(err.Error(), "compact") {
+		t.Errorf("err = %v", err)
+	}
+	if h.m.Calls() != 1 {
+		t.Errorf("calls = %d", h.m.Calls())
+	}
+	h.events()
+}
+
+func TestNoticesReachTheNextRequest(t *testing.T) {
+	var pending []string
+	h := newHarness(t, &agent.Options{Tools: []tool.Tool{echoTool()}, Notices: func() []string {
+		out := pending
+		pending = nil
+		return out
+	}}, llmtest.Respond(func(*llm.Request) llmtest.Entry {
+		pending = append(pending, "background task 7 exited with code 0")
+		return llmtest.CallTool("c1", "echo", `{"text":"x"}`)
+	}), llmtest.Reply("ok"))
+	h.run("go")
+	evs := h.events()
+	if cms := ofType[*session.ContextMessage](evs); len(cms) != 1 || cms[0].Source != session.SourceSystem {
+		t.Errorf("context messages: %+v", cms)
+	}
+	if !containsText(h.m.Requests()[1], "task 7 exited") {
+		t.Error("the notice did not reach the model")
+	}
+}

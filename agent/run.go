@@ -524,6 +524,11 @@ func (r *runState) deliver() {
 	for _, q := range injects {
 		r.emit(&session.ContextMessage{Parts: q.parts, Source: q.source})
 	}
+	if a.opts.Notices != nil {
+		for _, n := range a.opts.Notices() {
+			r.emit(&session.ContextMessage{Parts: []llm.Part{&llm.Text{Text: n}}, Source: session.SourceSystem})
+		}
+	}
 	for _, q := range steers {
 		r.emit(&session.SteeringMessage{Parts: q.parts, Source: q.source})
 	}
@@ -536,6 +541,9 @@ func (r *runState) request() (*llm.Request, error) {
 	t := a.targets[r.target]
 	a.logMu.Lock()
 	msgs := a.hist.Messages()
+	if len(a.hist.elided) > 0 {
+		msgs = elide(msgs, a.hist.elided)
+	}
 	reps := a.hist.repairs()
 	a.logMu.Unlock()
 	if len(reps) > 0 {
@@ -591,6 +599,7 @@ const (
 // when the cancel came between attempts).
 func (r *runState) callModel(req *llm.Request) (*llm.Assembler, modelStatus, error) {
 	a := r.a
+	shrinks := 0
 	for {
 		t := a.targets[r.target]
 		var last error
@@ -619,6 +628,14 @@ func (r *runState) callModel(req *llm.Request) (*llm.Assembler, modelStatus, err
 				}
 				continue
 			}
+			if llm.KindOf(err) == llm.ErrContextTooLong && shrinks < maxShrinks {
+				if nreq, ok := r.shrink(req); ok {
+					shrinks++
+					req = nreq
+					attempt-- // a smaller request is not a retry
+					continue
+				}
+			}
 			last = err
 			break
 		}
@@ -637,6 +654,84 @@ func (r *runState) callModel(req *llm.Request) (*llm.Assembler, modelStatus, err
 		}
 		return nil, modelFailed, last
 	}
+}
+
+// maxShrinks bounds the passes that elide tool results from a request the
+// provider found too long.
+const maxShrinks = 4
+
+// textElided replaces the body of a tool result elided to fit the window.
+const textElided = "[This tool result was elided to fit the context window; run the call again if you need it.]"
+
+// shrink elides the older half of the tool results still whole in req,
+// oldest first, records each, and returns the smaller request. It reports
+// false when nothing is left to elide.
+func (r *runState) shrink(req *llm.Request) (*llm.Request, bool) {
+	a := r.a
+	a.logMu.Lock()
+	var whole []llm.CallID
+	for _, m := range req.Messages {
+		for _, p := range m.Parts {
+			if tr, ok := p.(*llm.ToolResult); ok && !a.hist.elided[tr.CallID] && !isElided(tr) {
+				whole = append(whole, tr.CallID)
+			}
+		}
+	}
+	a.logMu.Unlock()
+	if len(whole) == 0 {
+		return nil, false
+	}
+	n := (len(whole) + 1) / 2
+	for _, id := range whole[:n] {
+		r.emit(&session.Repair{Kind: "elided-result", CallID: id, Detail: "tool result left out of requests: the context window was too small"})
+	}
+	if !r.flush() {
+		return nil, false
+	}
+	a.logMu.Lock()
+	nreq := *req
+	nreq.Messages = elide(req.Messages, a.hist.elided)
+	a.logMu.Unlock()
+	return &nreq, true
+}
+
+func isElided(tr *llm.ToolResult) bool {
+	return len(tr.Parts) == 1 && partText(tr.Parts[0]) == textElided
+}
+
+func partText(p llm.Part) string {
+	if t, ok := p.(*llm.Text); ok {
+		return t.Text
+	}
+	return ""
+}
+
+// elide returns msgs with the bodies of the results in set replaced. It
+// copies what it changes and shares the rest.
+func elide(msgs []llm.Message, set map[llm.CallID]bool) []llm.Message {
+	out := make([]llm.Message, len(msgs))
+	copy(out, msgs)
+	for i, m := range out {
+		changed := false
+		for _, p := range m.Parts {
+			if tr, ok := p.(*llm.ToolResult); ok && set[tr.CallID] && !isElided(tr) {
+				changed = true
+				break
+			}
+		}
+		if !changed {
+			continue
+		}
+		parts := make([]llm.Part, len(m.Parts))
+		for j, p := range m.Parts {
+			if tr, ok := p.(*llm.ToolResult); ok && set[tr.CallID] {
+				p = &llm.ToolResult{CallID: tr.CallID, IsError: tr.IsError, Parts: []llm.Part{&llm.Text{Text: textElided}}}
+			}
+			parts[j] = p
+		}
+		out[i].Parts = parts
+	}
+	return out
 }
 
 // idPrefix names this step for synthetic call ids.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"testing"
 	"time"
 
@@ -376,5 +377,18 @@ func TestWaitIdle(t *testing.T) {
 	case <-done:
 	case <-time.After(time.Second):
 		t.Error("WaitIdle returned before the run ended")
+	}
+}
+
+type closeFlag struct{ closed bool }
+
+func (c *closeFlag) Close() error { c.closed = true; return nil }
+
+func TestCloseClosesClosers(t *testing.T) {
+	c := &closeFlag{}
+	h := newHarness(t, &agent.Options{Closers: []io.Closer{c}})
+	h.a.Close()
+	if !c.closed {
+		t.Error("Close did not close Options.Closers")
 	}
 }
