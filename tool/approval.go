@@ -4,6 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"path"
+	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 
@@ -39,8 +42,10 @@ type Approval struct {
 	// Always remembers the verdict for the rest of the session.
 	Always bool
 	// Scope limits what Always remembers: empty or the tool's name covers
-	// every call of the tool; anything else is a command prefix, covering
-	// the tool's calls whose Command starts with it (whole words).
+	// every call of the tool; anything else is a command prefix when the
+	// request has a Command (covering the tool's calls whose Command
+	// starts with it, whole words) and a path prefix when it has a Path
+	// (covering the tool's calls on paths under it).
 	Scope string
 }
 
@@ -68,11 +73,18 @@ type Rule struct {
 	// a prefix never covers a command that chains or redirects (;, &&,
 	// ||, |, &, `, $(, <, >, newline): those are asked about.
 	CommandPrefix string
-	Verdict       Verdict
+	// PathPrefix, when set, limits the rule to calls whose Path is the
+	// prefix or lies under it (whole path elements). An allow rule with a
+	// prefix never covers a path with a ".." element.
+	PathPrefix string
+	Verdict    Verdict
 }
 
 func (r *Rule) covers(req *ApprovalRequest) bool {
 	if r.Tool != "*" && r.Tool != req.Tool {
+		return false
+	}
+	if r.PathPrefix != "" && !r.coversPath(req.Path) {
 		return false
 	}
 	if r.CommandPrefix == "" {
@@ -85,11 +97,25 @@ func (r *Rule) covers(req *ApprovalRequest) bool {
 	return r.Verdict != Allow || !compound(cmd)
 }
 
+func (r *Rule) coversPath(p string) bool {
+	if p == "" {
+		return false
+	}
+	if r.Verdict == Allow && slices.Contains(strings.Split(filepath.ToSlash(p), "/"), "..") {
+		return false
+	}
+	p, prefix := path.Clean(filepath.ToSlash(p)), path.Clean(filepath.ToSlash(r.PathPrefix))
+	return p == prefix || prefix == "/" && strings.HasPrefix(p, "/") || strings.HasPrefix(p, prefix+"/") || prefix == "." && !strings.HasPrefix(p, "/")
+}
+
 // String describes the rule for decision reasons, e.g.
 // `allow rule for shell commands starting "go test"`.
 func (r *Rule) String() string {
 	if r.CommandPrefix != "" {
 		return fmt.Sprintf("%s rule for %s commands starting %q", r.Verdict, r.Tool, r.CommandPrefix)
+	}
+	if r.PathPrefix != "" {
+		return fmt.Sprintf("%s rule for %s on paths under %q", r.Verdict, r.Tool, r.PathPrefix)
 	}
 	return fmt.Sprintf("%s rule for %s", r.Verdict, r.Tool)
 }
@@ -203,8 +229,18 @@ func (p *Policy) Decide(ctx context.Context, req *ApprovalRequest) (Decision, er
 	}
 	if a.Always {
 		r := Rule{Tool: req.Tool, Verdict: a.Verdict}
-		if a.Scope != "" && a.Scope != req.Tool {
-			r.CommandPrefix = strings.TrimSpace(a.Scope)
+		if scope := strings.TrimSpace(a.Scope); scope != "" && scope != req.Tool {
+			switch {
+			case req.Command != "":
+				r.CommandPrefix = scope
+			case req.Path != "":
+				r.PathPrefix = scope
+			default:
+				// A scope that fits nothing in the request is not
+				// widened to the whole tool.
+				d.Reason += " (not remembered: the scope fits neither a command nor a path)"
+				return d, nil
+			}
 		}
 		p.mu.Lock()
 		p.session[req.Session] = append(p.session[req.Session], r)

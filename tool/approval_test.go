@@ -100,6 +100,44 @@ func TestApprovalCommandScope(t *testing.T) {
 	}
 }
 
+func TestApprovalPathScope(t *testing.T) {
+	ctx := context.Background()
+	ap := &scriptedApprover{answers: []Approval{{Verdict: Allow, Always: true, Scope: "src/gen"}}}
+	p := NewPolicy(&PolicyOptions{Approver: ap})
+	if d, _ := p.Decide(ctx, &ApprovalRequest{Session: "s", Tool: "write", Path: "src/gen/a.go"}); d.Verdict != Allow || !d.Remembered {
+		t.Fatalf("first: %+v", d)
+	}
+	tests := []struct {
+		path string
+		want Verdict
+	}{
+		{"src/gen/b.go", Allow},
+		{"src/gen/deep/c.go", Allow},
+		{"src/gen", Allow},
+		{"src/generated/x.go", Deny},
+		{"src/gen/../../etc/passwd", Deny},
+		{"src/other.go", Deny},
+		{"", Deny},
+	}
+	for _, tt := range tests {
+		t.Run(tt.path, func(t *testing.T) {
+			d, _ := p.Decide(ctx, &ApprovalRequest{Session: "s", Tool: "write", Path: tt.path})
+			if d.Verdict != tt.want {
+				t.Errorf("Decide(%q) = %+v, want %s", tt.path, d, tt.want)
+			}
+		})
+	}
+	if rules := p.Remembered("s"); len(rules) != 1 || rules[0].String() != `allow rule for write on paths under "src/gen"` {
+		t.Errorf("remembered = %v", rules)
+	}
+	// A scope that fits neither a command nor a path is not remembered.
+	p = NewPolicy(&PolicyOptions{Approver: &scriptedApprover{answers: []Approval{{Verdict: Allow, Always: true, Scope: "whatever"}}}})
+	d, _ := p.Decide(ctx, &ApprovalRequest{Session: "s", Tool: "fetch"})
+	if d.Verdict != Allow || d.Remembered || len(p.Remembered("s")) != 0 {
+		t.Errorf("unfitting scope: %+v, rules %v", d, p.Remembered("s"))
+	}
+}
+
 func TestApprovalRulesAndDefaults(t *testing.T) {
 	ctx := context.Background()
 	ro := &Annotations{ReadOnly: true}
