@@ -3,6 +3,7 @@ package session_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/reinhq/rein/llm"
@@ -85,4 +86,32 @@ func ExampleRepairEvents() {
 	// {"seq":6,"time":"2026-01-01T09:00:00Z","session":"","turn":"t1","run":"","type":"tool.result","data":{"call_id":"c1","name":"shell","parts":[{"type":"text","text":"The tool call was interrupted: its outcome is unknown; check before retrying."}],"is_error":true,"code":"TOOL_OUTCOME_UNKNOWN","outcome":"interrupted","interrupted":true}}
 	// {"seq":7,"time":"2026-01-01T09:00:00Z","session":"","turn":"t1","run":"","type":"step.end","data":{"step":1,"finish":"aborted"}}
 	// {"seq":8,"time":"2026-01-01T09:00:00Z","session":"","turn":"t1","run":"","type":"turn.end","data":{"reason":"interrupted","message":"the turn was cut short before it ended (the process stopped); it was closed on reopening"}}
+}
+
+// Export writes a session as NDJSON, one event per line; Import reads it
+// back into any store.
+func ExampleExport() {
+	ctx := context.Background()
+	st := session.NewMemStore()
+	id, _ := st.Create(ctx, &session.CreateRequest{ID: "notes"})
+	at := time.Date(2026, 1, 1, 9, 0, 0, 0, time.UTC)
+	_ = st.Append(ctx, id,
+		session.Event{Seq: 1, Time: at, Turn: "t1", Run: "r1", Data: &session.TurnStart{Trigger: session.TriggerPrompt}},
+		session.Event{Seq: 2, Time: at, Turn: "t1", Run: "r1", Data: &session.UserMessage{Parts: []llm.Part{&llm.Text{Text: "hello"}}}},
+		session.Event{Seq: 3, Time: at, Turn: "t1", Run: "r1", Data: &session.TurnEnd{Reason: session.EndCompleted}},
+	)
+	var buf strings.Builder
+	if err := session.Export(ctx, st, id, &buf); err != nil {
+		panic(err)
+	}
+	fmt.Print(buf.String())
+
+	other := session.NewMemStore()
+	got, err := session.Import(ctx, other, strings.NewReader(buf.String()))
+	fmt.Println(got, err)
+	// Output:
+	// {"seq":1,"time":"2026-01-01T09:00:00Z","session":"notes","turn":"t1","run":"r1","type":"turn.start","data":{"trigger":"prompt"}}
+	// {"seq":2,"time":"2026-01-01T09:00:00Z","session":"notes","turn":"t1","run":"r1","type":"user.message","data":{"parts":[{"type":"text","text":"hello"}]}}
+	// {"seq":3,"time":"2026-01-01T09:00:00Z","session":"notes","turn":"t1","run":"r1","type":"turn.end","data":{"reason":"completed"}}
+	// notes <nil>
 }
