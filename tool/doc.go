@@ -23,6 +23,11 @@
 //	res, err := tool.Run(ctx, t, &tool.Call{ID: call.ID, Name: call.Name, Args: args})
 //	res, err = tool.Spill(res, 32<<10, spillDir) // keep huge outputs out of the context
 //
+// Wrappers change how a tool runs without touching it: DryRun (and
+// DryRunSet) keep tools from changing anything, WithTimeout bounds a call.
+// Set.Subset hands a subagent fewer tools; Set.Alias answers to a second
+// name.
+//
 // The pipeline a host (the agent loop) runs per call is: look the tool up,
 // validate the arguments, ask the approval Policy, Run the tool (which
 // turns a returned error or a panic into "Tool error: <message>" and

@@ -116,7 +116,8 @@ func compileValidator(schema json.RawMessage) (*Validator, error) {
 }
 
 // Validate checks args and returns them fixed: unchanged (the same slice)
-// when nothing needed coercion, re-encoded otherwise. coerced lists the
+// when nothing needed coercion, re-encoded otherwise; empty arguments or
+// null come back as {}. coerced lists the
 // JSON Pointers of the values that were coerced, in the order the schema
 // declares its properties. A *ValidationError says what the model got wrong.
 func (v *Validator) Validate(args json.RawMessage) (fixed json.RawMessage, coerced []string, err error) {
