@@ -39,9 +39,11 @@ var (
 // common shells), "eval" and "env -S", commands run by "find -exec" and
 // "xargs", and here-documents fed to a shell. Before matching it strips
 // variable assignments ("FOO=1 rm …") and the wrappers command, builtin,
-// exec, env, sudo, doas, nohup, setsid, time, nice, ionice, stdbuf,
-// timeout, chroot, busybox, flock and xargs; each layer is matched too, so
-// a rule "sudo" still denies "sudo ls".
+// exec, env, sudo, doas, su, nohup, setsid, time, nice, ionice, chrt,
+// taskset, stdbuf, timeout, chroot, busybox, flock, strace, unshare,
+// script and xargs, and checks the scripts given to alias and trap; each
+// layer is matched too, so a rule "sudo" still denies "sudo ls". Any other
+// program that runs a command it is given counts as itself.
 //
 // Deny wins over Allow. With Allow empty every command not denied may run;
 // otherwise each command (after stripping wrappers) must match an Allow
@@ -57,7 +59,7 @@ var (
 //
 // What it cannot stop, by design: a command run by a script file or
 // program ("bash script.sh", "source x", "make", "python -c …", "git -c
-// alias.x=!…"), programs that do the denied thing by another name ("find
+// alias.x=!…", launchers it does not know), programs that do the denied thing by another name ("find
 // -delete", "unlink", "perl -e"), commands run on another machine ("ssh
 // host rm …"), aliases and functions defined in startup files (bash -c
 // does not read them unless told to), and anything the allowed programs
@@ -235,6 +237,43 @@ func (c *checker) unwrap(name string, args []word, sc simple, depth int) (next [
 			b.WriteString(w.val)
 		}
 		return nil, true, c.script(b.String(), depth+1)
+	case "strace", "ltrace":
+		return skipFlags(args, set("-o", "-e", "-p", "-s", "-u", "-E", "-a", "-P", "-I", "-b", "-X", "-O", "-S")), true, nil
+	case "unshare", "setpriv", "nsenter", "caffeinate", "systemd-run", "firejail", "proxychains", "proxychains4", "torsocks", "catchsegv":
+		return skipFlags(args, set("-t", "-S", "-G", "-u", "--uid", "--gid", "--unit", "-p", "-q")), true, nil
+	case "taskset", "chrt":
+		rest := skipFlags(args, set("-T", "-D", "-P"))
+		if len(rest) > 0 {
+			rest = rest[1:] // the mask or priority
+		}
+		return rest, true, nil
+	case "su", "runuser", "script":
+		for i := 0; i+1 < len(args); i++ {
+			if v := args[i].val; v == "-c" || v == "--command" {
+				return nil, true, c.scriptWord(args[i+1], depth)
+			}
+		}
+		return nil, true, nil
+	case "alias":
+		for _, w := range args {
+			if _, val, ok := strings.Cut(w.val, "="); ok {
+				if err := c.scriptWord(word{val: val, raw: w.raw, lit: w.lit}, depth); err != nil {
+					return nil, true, err
+				}
+			}
+		}
+		return nil, true, nil
+	case "trap":
+		rest := skipFlags(args, nil)
+		if len(rest) > 0 {
+			return nil, true, c.scriptWord(rest[0], depth)
+		}
+		return nil, true, nil
+	case "source", ".":
+		if len(args) > 0 && !args[0].lit {
+			return nil, true, unparsable("%s reads a script that is only known when it runs", name)
+		}
+		return nil, false, nil
 	case "watch":
 		rest := skipFlags(args, set("-n", "-d", "--interval", "--differences"))
 		var b strings.Builder

@@ -111,6 +111,21 @@ func TestB56_CommandDenyCorpus(t *testing.T) {
 		"builtin eval 'rm -rf /'",
 		"sh -c 'echo ok; curl x'",
 		"ls | sh",
+		"shopt -s expand_aliases; alias x='rm -rf /'\nx",
+		"trap 'rm -rf /' EXIT",
+		"source <(echo rm -rf /)",
+		"bash <(echo 'rm -rf /')",
+		"strace -f -o /dev/null rm -rf /",
+		"taskset -c 0 rm -rf /",
+		"chrt -f 1 rm -rf /",
+		"unshare -r rm -rf /",
+		"su -c 'rm -rf /' root",
+		"script -q -c 'rm -rf /' /dev/null",
+		"exec -a foo rm -rf /",
+		"xargs -I{} rm -rf {}",
+		"sudo -- rm -rf /",
+		"git pu\\sh",
+		"\"$(echo rm)\" -rf /",
 	}
 	for _, line := range corpus {
 		err := denyRules.Check(line)
