@@ -28,13 +28,18 @@ type benchModel struct {
 }
 
 func newBenchModel(b *testing.B, warm int) *benchModel {
-	return &benchModel{b: b, warm: warm, n: b.N, chunks: []llm.Chunk{
-		&llm.BlockStart{Index: 0, Kind: llm.BlockToolCall, Name: "noop"}, // the loop gives it a unique id
-		&llm.ToolCallDelta{Index: 0, Args: `{}`},
-		&llm.BlockEnd{Index: 0},
-		&llm.UsageChunk{Usage: llm.Usage{Input: 10, Output: 5}},
-		&llm.Finish{Reason: llm.FinishToolCalls},
-	}, final: []llm.Chunk{&llm.TextDelta{Text: "done"}, &llm.Finish{Reason: llm.FinishStop}}}
+	m := &benchModel{b: b, warm: warm, n: b.N, final: []llm.Chunk{&llm.TextDelta{Text: "done"}, &llm.Finish{Reason: llm.FinishStop}}}
+	// Each response names its call with a fresh id, as providers do; the
+	// chunks are built before the timer starts.
+	for i := range warm + b.N {
+		m.chunks = append(m.chunks,
+			&llm.BlockStart{Index: 0, Kind: llm.BlockToolCall, ID: llm.CallID("call_" + strconv.Itoa(i)), Name: "noop"},
+			&llm.ToolCallDelta{Index: 0, Args: `{}`},
+			&llm.BlockEnd{Index: 0},
+			&llm.UsageChunk{Usage: llm.Usage{Input: 10, Output: 5}},
+			&llm.Finish{Reason: llm.FinishToolCalls})
+	}
+	return m
 }
 
 func (m *benchModel) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.Chunk, error] {
@@ -43,8 +48,10 @@ func (m *benchModel) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm
 		if m.calls == m.warm+1 {
 			m.b.ResetTimer()
 		}
-		chunks := m.chunks
-		if m.calls > m.warm+m.n {
+		var chunks []llm.Chunk
+		if m.calls <= m.warm+m.n {
+			chunks = m.chunks[(m.calls-1)*5 : m.calls*5]
+		} else {
 			m.b.StopTimer()
 			chunks = m.final
 		}

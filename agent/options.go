@@ -2,8 +2,8 @@ package agent
 
 import (
 	"context"
-	"io"
 	"encoding/json"
+	"io"
 	"log/slog"
 	"time"
 

@@ -69,6 +69,7 @@ type runState struct {
 	final      llm.Message
 	hasFinal   bool
 	bat        batch       // reused by each step's tool calls
+	req        llm.Request // reused by each step's model request
 	states     []callState // reused call states
 	leaked     bool        // a call was left behind: states and channels are not reused
 	output     json.RawMessage
@@ -555,7 +556,9 @@ func (r *runState) request() (*llm.Request, error) {
 		}
 	}
 	r.header(t, r.step == 1)
-	req := new(llm.Request)
+	// The Model contract lets the caller reuse a request once its stream
+	// is done, so each step refills the run's one request.
+	req := &r.req
 	*req = a.template
 	req.Model = t.Model
 	req.System = a.system
@@ -607,8 +610,7 @@ func (r *runState) callModel(req *llm.Request) (*llm.Assembler, modelStatus, err
 			if r.isCancelled() {
 				return nil, modelCancelled, nil
 			}
-			// Synthetic ids for calls that came without one are unique per step.
-			asm := &llm.Assembler{Provenance: r.provs[r.target], IDPrefix: r.idPrefix()}
+			asm := &llm.Assembler{Provenance: r.provs[r.target]}
 			err := r.stream(t, req, asm)
 			if err == nil {
 				return asm, modelOK, nil
@@ -734,6 +736,15 @@ func elide(msgs []llm.Message, set map[llm.CallID]bool) []llm.Message {
 	return out
 }
 
+// bit maps a block index to a bit of a set; indexes past 62 share the
+// last bit, which forces synthetic ids on (harmless for calls with one).
+func bit(i int) uint64 {
+	if i < 0 || i > 62 {
+		return 1 << 63
+	}
+	return 1 << uint(i)
+}
+
 // idPrefix names this step for synthetic call ids.
 func (r *runState) idPrefix() string {
 	return string(r.turn) + "_" + itoa(r.step)
@@ -775,9 +786,30 @@ func (r *runState) backoff(attempt int, retryAfter time.Duration) time.Duration 
 
 // stream plays one attempt into asm, giving deltas to the sink.
 func (r *runState) stream(t Target, req *llm.Request, asm *llm.Assembler) error {
+	var calls, named uint64 // tool-call block indexes seen, and those given an id
+	defer func() {
+		// Calls that came without an id get synthetic ones unique to the step.
+		if calls&^named != 0 || calls&(1<<63) != 0 {
+			asm.IDPrefix = r.idPrefix()
+		}
+	}()
 	for c, err := range t.Client.Stream(r.ctx, req) {
 		if err != nil {
 			return err
+		}
+		switch c := c.(type) {
+		case *llm.BlockStart:
+			if c.Kind == llm.BlockToolCall {
+				calls |= bit(c.Index)
+				if c.ID != "" {
+					named |= bit(c.Index)
+				}
+			}
+		case *llm.ToolCallDelta:
+			calls |= bit(c.Index)
+			if c.ID != "" {
+				named |= bit(c.Index)
+			}
 		}
 		if !r.firstChunk {
 			r.firstChunk = true
