@@ -48,7 +48,7 @@ func (e *ValidationError) Error() string {
 // and a bare null mean {}.
 //
 // Most schemas are checked entirely by rein's own walk. Schemas using
-// keywords the walk does not interpret (allOf, not, if/then/else,
+// keywords the walk does not interpret (not, if/then/else,
 // patternProperties, prefixItems, multipleOf, remote $ref, …) are also
 // checked by github.com/google/jsonschema-go after coercion, so nothing
 // the schema forbids is accepted.
@@ -192,6 +192,9 @@ func libError(err error) *ValidationError {
 	if path == "" {
 		path = "/"
 	}
+	if strings.HasPrefix(msg, "not: ") {
+		msg = "the value matches a schema it must not match"
+	}
 	msg = zeroFrac.ReplaceAllString(ratInt.ReplaceAllString(msg, "$1"), "$1")
 	return &ValidationError{Path: path, Problem: msg}
 }
@@ -276,7 +279,7 @@ type node struct {
 	maxItems int // -1: none
 	unique   bool
 
-	anyOf, oneOf []*node
+	anyOf, oneOf, allOf []*node
 }
 
 type prop struct {
@@ -347,7 +350,7 @@ func (c *compiler) compile(s *jsonschema.Schema) (*node, error) {
 		n.never = true
 		return n, nil
 	}
-	if s.Ref != "" || s.DynamicRef != "" || s.AllOf != nil || s.Not != nil || s.If != nil ||
+	if s.Ref != "" || s.DynamicRef != "" || s.Not != nil || s.If != nil ||
 		s.Then != nil || s.Else != nil || s.DependentSchemas != nil || s.DependentRequired != nil ||
 		s.DependencySchemas != nil || s.DependencyStrings != nil || s.PropertyNames != nil ||
 		s.UnevaluatedProperties != nil || s.UnevaluatedItems != nil || s.AdditionalItems != nil ||
@@ -483,6 +486,13 @@ func (c *compiler) compile(s *jsonschema.Schema) (*node, error) {
 		}
 		n.oneOf = append(n.oneOf, bn)
 	}
+	for _, b := range s.AllOf {
+		bn, err := c.compile(b)
+		if err != nil {
+			return nil, fmt.Errorf("allOf: %w", err)
+		}
+		n.allOf = append(n.allOf, bn)
+	}
 	return n, nil
 }
 
@@ -608,6 +618,25 @@ func (w *walker) walk(v any, n *node) (any, error) {
 				break
 			}
 		}
+		if !found && w.coerce && n.types == 0 {
+			// An untyped enum of numbers or booleans, sent as a string.
+			if x, ok := v.(string); ok {
+				var lit any
+				switch {
+				case isJSONNumber(x):
+					lit = json.Number(x)
+				case x == "true" || x == "false":
+					lit = x == "true"
+				}
+				for _, e := range n.enum {
+					if lit != nil && jsonEqual(lit, e) {
+						v, found = e, true
+						w.note()
+						break
+					}
+				}
+			}
+		}
 		if !found {
 			return nil, w.fail("%s is not one of the allowed values %s", describeValue(v), listValues(n.enum))
 		}
@@ -636,6 +665,33 @@ func (w *walker) walk(v any, n *node) (any, error) {
 	}
 	if n.oneOf != nil {
 		if v, err = w.alternatives(v, n.oneOf, true); err != nil {
+			return nil, err
+		}
+	}
+	if n.allOf != nil {
+		if v, err = w.all(v, n.allOf); err != nil {
+			return nil, err
+		}
+	}
+	return v, nil
+}
+
+// all applies allOf: each part may coerce the value in turn; when one did,
+// every part must then accept the result as it is.
+func (w *walker) all(v any, parts []*node) (any, error) {
+	before := len(w.coerced)
+	for _, p := range parts {
+		var err error
+		if v, err = w.walk(v, p); err != nil {
+			return nil, err
+		}
+	}
+	if len(w.coerced) == before {
+		return v, nil
+	}
+	for _, p := range parts {
+		check := walker{segs: w.segs}
+		if _, err := check.walk(v, p); err != nil {
 			return nil, err
 		}
 	}

@@ -244,12 +244,49 @@ func TestValidateRefsAndAlternatives(t *testing.T) {
 
 // TestValidateKeywordsBeyondTheWalk checks that keywords rein's own walk
 // does not interpret are still enforced, after coercion.
+func TestValidateAllOfAndUntypedEnums(t *testing.T) {
+	// Older pydantic wraps a $ref in allOf to attach a description.
+	v := mustValidator(t, `{
+		"type": "object",
+		"definitions": {"Size": {"type": "integer", "minimum": 1}},
+		"properties": {
+			"size": {"allOf": [{"$ref": "#/definitions/Size"}], "description": "how big"},
+			"level": {"enum": [1, 2, true]},
+			"both": {"allOf": [{"type": "integer"}, {"maximum": 10}]}
+		}
+	}`)
+	if v.lib != nil {
+		t.Error("allOf of local refs needs no second validator")
+	}
+	fixed, coerced, err := v.Validate(json.RawMessage(`{"size":"3","level":"2","both":"7"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(`{"both":7,"level":2,"size":3}`, canon(t, fixed)); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"/size", "/level", "/both"}, coerced); diff != "" {
+		t.Errorf("coerced (-want +got):\n%s", diff)
+	}
+	for args, want := range map[string]string{
+		`{"size":0}`:       "Validation error: must be at least 1, got 0, at /size",
+		`{"both":"11"}`:    "Validation error: must be at most 10, got 11, at /both",
+		`{"level":"3"}`:    `Validation error: "3" is not one of the allowed values 1, 2, true, at /level`,
+		`{"level":"true"}`: "",
+	} {
+		_, _, err := v.Validate(json.RawMessage(args))
+		if (err == nil && want != "") || (err != nil && err.Error() != want) {
+			t.Errorf("Validate(%s) = %v, want %q", args, err, want)
+		}
+	}
+}
+
 func TestValidateKeywordsBeyondTheWalk(t *testing.T) {
 	v := mustValidator(t, `{
 		"type": "object",
 		"properties": {
 			"n": {"type": "integer", "multipleOf": 5},
-			"s": {"allOf": [{"type": "string"}, {"minLength": 2}]}
+			"s": {"not": {"type": "integer"}, "type": ["string", "integer"], "minLength": 2}
 		}
 	}`)
 	if _, _, err := v.Validate(json.RawMessage(`{"n":"10","s":"ab"}`)); err != nil {
@@ -257,8 +294,8 @@ func TestValidateKeywordsBeyondTheWalk(t *testing.T) {
 	}
 	tests := []struct{ args, want string }{
 		{`{"n":"7"}`, `Validation error: multipleOf: 7 is not a multiple of 5, at /n`},
-		{`{"s":"a"}`, `Validation error: minLength: "a" contains 1 Unicode code points, fewer than 2, at /s`},
-		{`{"s":3}`, `Validation error: type: 3 has type "integer", want "string", at /s`},
+		{`{"s":"a"}`, `Validation error: must be at least 2 characters long, got 1, at /s`},
+		{`{"s":3}`, `Validation error: the value matches a schema it must not match, at /s`},
 	}
 	for _, tt := range tests {
 		if _, _, err := v.Validate(json.RawMessage(tt.args)); err == nil || err.Error() != tt.want {
