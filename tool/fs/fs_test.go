@@ -441,3 +441,12 @@ func TestReadStateForget(t *testing.T) {
 		t.Errorf("after Forget the read returned %q, want the content again %q", out2, out)
 	}
 }
+
+func FuzzIgnore(f *testing.F) {
+	f.Add("*.log\n!keep.log\nbuild/\n/a/**/b\n", "a/x/b", true)
+	f.Add("\\#x\n\\!y\n  \n", "#x", false)
+	f.Fuzz(func(t *testing.T, rules, rel string, dir bool) {
+		stack := ignoreStack{parseIgnore(".", []byte(rules))}
+		_ = stack.ignored(rel, dir) // must not panic or hang
+	})
+}

@@ -226,3 +226,13 @@ func FuzzCommandCheck(f *testing.F) {
 		_ = denyRules.Check(line) // must not panic or hang
 	})
 }
+
+func BenchmarkCommandCheck(b *testing.B) {
+	line := `cd src && FOO=1 go test ./... 2>&1 | tail -20; git status --short && bash -c 'echo "$(date)"'`
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := denyRules.Check(line); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

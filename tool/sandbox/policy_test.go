@@ -486,3 +486,35 @@ func TestReadFile(t *testing.T) {
 	}
 	forceWalk = false
 }
+
+func BenchmarkPolicyReadFile(b *testing.B) {
+	dir := b.TempDir()
+	os.MkdirAll(filepath.Join(dir, "a", "b"), 0o755)
+	os.WriteFile(filepath.Join(dir, "a", "b", "c.go"), []byte("package b\n"), 0o644)
+	p := &Policy{Root: dir}
+	var buf []byte
+	b.ReportAllocs()
+	for b.Loop() {
+		data, err := p.ReadFile("a/b/c.go", buf, 0)
+		if err != nil {
+			b.Fatal(err)
+		}
+		buf = data[:0]
+	}
+}
+
+func FuzzRel(f *testing.F) {
+	f.Add("a/../../b")
+	f.Add("/x/../y")
+	f.Fuzz(func(t *testing.T, name string) {
+		p := &Policy{Root: "/ws"}
+		p.once.Do(func() { p.rootAbs, p.rootReal = "/ws", "/ws" })
+		rel, err := p.Rel(name)
+		if err != nil {
+			return
+		}
+		if rel == ".." || strings.HasPrefix(rel, "../") || strings.HasPrefix(rel, "/") {
+			t.Fatalf("Rel(%q) = %q escapes the root", name, rel)
+		}
+	})
+}
