@@ -52,7 +52,15 @@ func (r *runState) result(reason session.EndReason, cause string) *Result {
 		Session: r.a.sid, Turn: r.turn, Run: r.id, Reason: reason, Cause: cause,
 		Output: r.output, Steps: r.steps, Usage: r.usage, Cost: r.cost,
 		ByModel: make(map[string]ModelUsage, len(r.byModel)), TTFT: r.ttft,
-		Duration: r.a.opts.Now().Sub(r.started), Events: r.events,
+		Duration: r.a.opts.Now().Sub(r.started),
+	}
+	n := 0
+	for _, c := range r.events {
+		n += len(c)
+	}
+	res.Events = make([]session.Event, 0, n)
+	for _, c := range r.events {
+		res.Events = append(res.Events, c...)
 	}
 	if r.hasFinal {
 		m := r.final

@@ -51,8 +51,8 @@ type runState struct {
 
 	// Owned by the loop goroutine.
 	fatal      error
-	events     []session.Event
-	out        []session.Event // written but not yet given to the sink
+	events     [][]session.Event // the run's events, in chunks so growth never copies
+	out        []session.Event   // written but not yet given to the sink
 	target     int
 	step       int
 	steps      int
@@ -129,7 +129,7 @@ func (r *runState) flush() bool {
 	a.logMu.Lock()
 	batch, err := a.flushLocked(r.wctx)
 	if err == nil {
-		r.events = append(r.events, batch...)
+		r.keep(batch)
 		if r.sink != nil && !r.sunk {
 			r.out = append(r.out, batch...)
 		}
@@ -142,6 +142,22 @@ func (r *runState) flush() bool {
 	}
 	r.drain()
 	return true
+}
+
+// keep remembers written events for the Result.
+func (r *runState) keep(batch []session.Event) {
+	const chunk = 256
+	for len(batch) > 0 {
+		n := len(r.events)
+		if n == 0 || len(r.events[n-1]) == cap(r.events[n-1]) {
+			r.events = append(r.events, make([]session.Event, 0, chunk))
+			n++
+		}
+		last := &r.events[n-1]
+		k := min(cap(*last)-len(*last), len(batch))
+		*last = append(*last, batch[:k]...)
+		batch = batch[k:]
+	}
 }
 
 // drain gives written events to the sink, outside the log lock.
