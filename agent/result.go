@@ -7,9 +7,9 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/reinhq/rein/llm"
 	"github.com/reinhq/rein/session"
+	"github.com/reinhq/rein/tool"
 )
 
 // ModelUsage is the usage and cost of one model within a run.
@@ -96,11 +96,7 @@ func (r *Result) Summary() *RunSummary { return Summarize(r.Events) }
 // decoded.
 func RunTyped[T any](ctx context.Context, a *Agent, req *RunRequest) (T, *Result, error) {
 	var zero T
-	s, err := jsonschema.For[T](nil)
-	if err != nil {
-		return zero, nil, fmt.Errorf("agent: schema of %T: %w", zero, err)
-	}
-	schema, err := json.Marshal(s)
+	schema, err := tool.Schema[T]()
 	if err != nil {
 		return zero, nil, fmt.Errorf("agent: schema of %T: %w", zero, err)
 	}

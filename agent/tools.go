@@ -187,9 +187,10 @@ func (b *batch) settle(s *callState, res *tool.Result, outcome, code string, exe
 			r.a.log.Warn("post-tool notification failed", "err", err)
 		}
 	}
-	if !r.chain.Has(hook.PointDispatched) {
-	} else if err := r.chain.Dispatched(r.ctx, &hook.DispatchedInput{Scope: r.scope(), Call: s.call, Outcome: outcome}); err != nil {
-		r.a.log.Warn("dispatched notification failed", "err", err)
+	if r.chain.Has(hook.PointDispatched) {
+		if err := r.chain.Dispatched(r.ctx, &hook.DispatchedInput{Scope: r.scope(), Call: s.call, Outcome: outcome}); err != nil {
+			r.a.log.Warn("dispatched notification failed", "err", err)
+		}
 	}
 	r.a.mu.Lock()
 	r.settled[s.call.ID] = true
