@@ -28,17 +28,17 @@ type Options struct {
 }
 
 // Func is a Tool made of a Spec and a function, for tools that take raw
-// JSON arguments.
+// JSON arguments. Both Func and *Func are Tools.
 type Func struct {
 	ToolSpec Spec
 	Fn       func(ctx context.Context, call *Call) (*Result, error)
 }
 
 // Spec returns f.ToolSpec.
-func (f *Func) Spec() Spec { return f.ToolSpec }
+func (f Func) Spec() Spec { return f.ToolSpec }
 
 // Call calls f.Fn.
-func (f *Func) Call(ctx context.Context, call *Call) (*Result, error) {
+func (f Func) Call(ctx context.Context, call *Call) (*Result, error) {
 	if f.Fn == nil {
 		return nil, fmt.Errorf("tool %s has no function", f.ToolSpec.Name)
 	}
