@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"reflect"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -417,11 +418,11 @@ func (c *compiler) compile(s *jsonschema.Schema) (*node, error) {
 	if len(names) < len(s.Properties) {
 		var rest []string
 		for name := range s.Properties {
-			if !contains(names, name) {
+			if !slices.Contains(names, name) {
 				rest = append(rest, name)
 			}
 		}
-		sortStrings(rest)
+		slices.Sort(rest)
 		names = append(names, rest...)
 	}
 	if len(names) > 0 {
@@ -433,7 +434,7 @@ func (c *compiler) compile(s *jsonschema.Schema) (*node, error) {
 			return nil, fmt.Errorf("property %q: %w", name, err)
 		}
 		n.propIndex[name] = len(n.props)
-		n.props = append(n.props, prop{name: name, node: pn, required: contains(s.Required, name)})
+		n.props = append(n.props, prop{name: name, node: pn, required: slices.Contains(s.Required, name)})
 	}
 	n.required = s.Required
 	if s.PatternProperties != nil {
@@ -504,23 +505,6 @@ func renumber(v any) (any, error) {
 		return nil, err
 	}
 	return parseJSON(b)
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
-
-func sortStrings(s []string) {
-	for i := 1; i < len(s); i++ {
-		for j := i; j > 0 && s[j] < s[j-1]; j-- {
-			s[j], s[j-1] = s[j-1], s[j]
-		}
-	}
 }
 
 // seg is one step of a JSON Pointer.
@@ -843,7 +827,7 @@ func (w *walker) walkObject(obj map[string]any, n *node) (any, error) {
 				extra = append(extra, name)
 			}
 		}
-		sortStrings(extra)
+		slices.Sort(extra)
 		for _, name := range extra {
 			if n.additional.never {
 				return nil, w.fail("unexpected property %q", name)
