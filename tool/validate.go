@@ -71,13 +71,13 @@ const maxCachedValidators = 1024
 // or draft-07) for the arguments object. Compiled validators are cached by
 // schema text, so calling NewValidator again for the same schema is cheap.
 func NewValidator(schema json.RawMessage) (*Validator, error) {
-	key := string(schema)
 	validators.Lock()
-	v, ok := validators.m[key]
+	v, ok := validators.m[string(schema)] // no copy of schema for a lookup
 	validators.Unlock()
 	if ok {
 		return v, nil
 	}
+	key := string(schema)
 	v, err := compileValidator(schema)
 	if err != nil {
 		return nil, err

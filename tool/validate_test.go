@@ -320,6 +320,14 @@ func TestNewValidatorCaches(t *testing.T) {
 	}
 }
 
+func TestCachedValidatorLookupDoesNotAllocate(t *testing.T) {
+	schema := json.RawMessage(typicalSchema)
+	mustValidator(t, typicalSchema)
+	if n := testing.AllocsPerRun(100, func() { NewValidator(schema) }); n != 0 {
+		t.Errorf("NewValidator of a cached schema: %v allocations, want 0", n)
+	}
+}
+
 func TestBigIntegersKeepTheirDigits(t *testing.T) {
 	v := mustValidator(t, `{"type":"object","properties":{"id":{"type":"integer"},"tag":{"type":"string"}}}`)
 	fixed, coerced, err := v.Validate(json.RawMessage(`{"id":123456789012345678901234567890,"tag":7}`))
