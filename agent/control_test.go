@@ -361,3 +361,58 @@ func TestB26_CancelBeatsPendingRetry(t *testing.T) {
 		t.Errorf("end = %+v", end)
 	}
 }
+
+func TestCancelFirstCauseWins(t *testing.T) {
+	h := newHarness(t, nil, llmtest.Hang())
+	done := h.runAsync("go")
+	waitCalls(h, 1)
+	if !h.a.Cancel("hook") {
+		t.Fatal("Cancel found no run")
+	}
+	h.a.Cancel("user")
+	out := <-done
+	if out.res.Cause != "hook" || lastEnd(t, h.events()).Cause != "hook" {
+		t.Errorf("cause = %q", out.res.Cause)
+	}
+	if h.a.Cancel("user") {
+		t.Error("Cancel while idle reported a run")
+	}
+}
+
+func TestStreamEndsWithRunError(t *testing.T) {
+	h := newHarness(t, nil, llmtest.Fail(&llm.ProviderError{Kind: llm.ErrAuth, StatusCode: 401, Message: "invalid x-api-key"}))
+	var last error
+	n := 0
+	for ev, err := range h.a.Stream(context.Background(), &agent.RunRequest{Prompt: "go"}) {
+		if err != nil {
+			last = err
+			continue
+		}
+		n++
+		_ = ev
+	}
+	if llm.KindOf(last) != llm.ErrAuth || n != len(h.events()) {
+		t.Errorf("last error %v after %d events", last, n)
+	}
+}
+
+func TestConstructorErrors(t *testing.T) {
+	if _, err := agent.New(nil); !errors.Is(err, agent.ErrNoModel) {
+		t.Errorf("New(nil) = %v", err)
+	}
+	m := llmtest.NewModel()
+	if _, err := agent.New(&agent.Options{Model: m, Tools: []tool.Tool{echoTool(), echoTool()}}); err == nil {
+		t.Error("two tools with one name were accepted")
+	}
+	a, err := agent.New(&agent.Options{Model: m})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	if _, err := a.Run(context.Background(), &agent.RunRequest{}); !errors.Is(err, agent.ErrEmptyPrompt) {
+		t.Errorf("empty prompt: %v", err)
+	}
+	if err := a.CancelTool("x", ""); !errors.Is(err, agent.ErrIdle) {
+		t.Errorf("CancelTool while idle: %v", err)
+	}
+}
