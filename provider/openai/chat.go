@@ -74,7 +74,7 @@ var errTruncated = errors.New("stream ended before the response finished; the co
 
 // The Chat Completions stream chunk. Only what rein reads is declared.
 type chatChunk struct {
-	Model   string          `json:"model"`
+	Model   knownString     `json:"model"`
 	Choices []chatChoice    `json:"choices"`
 	Usage   *chatUsage      `json:"usage"`
 	Error   json.RawMessage `json:"error"`
@@ -186,6 +186,7 @@ type chatDecoder struct {
 	provider, model, reqID string
 
 	chunk  chatChunk
+	json   eventJSON
 	blocks int // blocks opened so far; the next block's index
 	cur    int // the open text or reasoning block, -1 for none
 	curK   llm.BlockKind
@@ -222,6 +223,9 @@ func (d *chatDecoder) run(r io.Reader, yield func(llm.Chunk, error) bool) error 
 			sawDone = true
 			break
 		}
+		if len(data) == 0 {
+			continue
+		}
 		done, err := d.event(data, yield)
 		if err != nil {
 			return err
@@ -241,8 +245,8 @@ func (d *chatDecoder) run(r io.Reader, yield func(llm.Chunk, error) bool) error 
 func (d *chatDecoder) event(data []byte, yield func(llm.Chunk, error) bool) (bool, error) {
 	c := &d.chunk
 	clear(c.Choices[:cap(c.Choices)])
-	*c = chatChunk{Choices: c.Choices[:0]}
-	if err := json.Unmarshal(data, c); err != nil {
+	*c = chatChunk{Choices: c.Choices[:0], Model: knownString{&d.model}}
+	if err := d.json.decode(data, c); err != nil {
 		var te *json.UnmarshalTypeError
 		if !errors.As(err, &te) {
 			return false, &llm.ProviderError{Kind: llm.ErrTransport, Provider: d.provider, RequestID: d.reqID,
@@ -256,9 +260,6 @@ func (d *chatDecoder) event(data []byte, yield func(llm.Chunk, error) bool) (boo
 			e.Message = string(c.Error)
 		}
 		return false, streamError(d.provider, d.reqID, e)
-	}
-	if c.Model != "" && c.Model != d.model {
-		d.model = c.Model
 	}
 	usageNow := false
 	for i := range c.Choices {

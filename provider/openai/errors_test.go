@@ -25,7 +25,7 @@ func TestHTTPErrorMapping(t *testing.T) {
 	}{
 		{
 			name: "quota", status: 429,
-			body: `{"error":{"message":"You exceeded your current quota, please check your plan and billing details.","type":"insufficient_quota","param":null,"code":"insufficient_quota"}}`,
+			body:   `{"error":{"message":"You exceeded your current quota, please check your plan and billing details.","type":"insufficient_quota","param":null,"code":"insufficient_quota"}}`,
 			header: map[string]string{"x-request-id": "req_q"},
 			want:   llm.ProviderError{Kind: llm.ErrQuota, StatusCode: 429, RequestID: "req_q", Code: "insufficient_quota", Message: "You exceeded your current quota, please check your plan and billing details."},
 		},

@@ -94,8 +94,8 @@ func TestChatQuirks(t *testing.T) {
 			finish: llm.FinishStop,
 		},
 		{
-			name: "finish chunk with no choices: DONE ends it",
-			body: sse(`{"choices":[{"index":0,"delta":{"content":"a"}}]}`, `{"choices":[]}`, `[DONE]`),
+			name:   "finish chunk with no choices: DONE ends it",
+			body:   sse(`{"choices":[{"index":0,"delta":{"content":"a"}}]}`, `{"choices":[]}`, `[DONE]`),
 			parts:  []llm.Part{&llm.Text{Text: "a"}},
 			finish: llm.FinishStop,
 		},

@@ -137,6 +137,7 @@ type respDecoder struct {
 	respID                 string
 
 	ev     respEvent
+	json   eventJSON
 	blocks []respBlock
 	usage  llm.Usage
 	filter bool
@@ -159,6 +160,9 @@ func (d *respDecoder) run(r io.Reader, yield func(llm.Chunk, error) bool) error 
 		if string(data) == "[DONE]" {
 			return errTruncated // [DONE] is not part of this API; no completion came
 		}
+		if len(data) == 0 {
+			continue
+		}
 		done, err := d.event(data, yield)
 		if err != nil || done {
 			return err
@@ -170,7 +174,7 @@ func (d *respDecoder) run(r io.Reader, yield func(llm.Chunk, error) bool) error 
 func (d *respDecoder) event(data []byte, yield func(llm.Chunk, error) bool) (bool, error) {
 	e := &d.ev
 	*e = respEvent{}
-	if err := json.Unmarshal(data, e); err != nil {
+	if err := d.json.decode(data, e); err != nil {
 		var te *json.UnmarshalTypeError
 		if !errors.As(err, &te) {
 			return false, &llm.ProviderError{Kind: llm.ErrTransport, Provider: d.provider, RequestID: d.reqID,

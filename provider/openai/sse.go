@@ -27,7 +27,7 @@ const maxEventSize = 16 << 20
 var errEventTooLarge = errors.New("server-sent event larger than 16 MiB")
 
 func newSSEReader(r io.Reader) *sseReader {
-	return &sseReader{r: bufio.NewReaderSize(r, 32<<10)}
+	return &sseReader{r: bufio.NewReaderSize(r, 8<<10)}
 }
 
 // next returns the next event's name and data. The slices are valid until
