@@ -157,7 +157,11 @@ func New(opts *Options) (*Agent, error) {
 	if a.parallel <= 0 {
 		a.parallel = 8
 	}
-	if err := a.setTools(opts.Tools); err != nil {
+	tools := opts.Tools
+	if opts.ToolSet != nil {
+		tools = append(tools[:len(tools):len(tools)], opts.ToolSet.Tools()...)
+	}
+	if err := a.setTools(tools); err != nil {
 		return nil, err
 	}
 	if opts.System != "" {

@@ -39,6 +39,10 @@ type Options struct {
 	System string
 	// Tools the model may call. Names must be unique.
 	Tools []tool.Tool
+	// ToolSet adds the tools of a set after Tools; its aliases resolve
+	// names the model uses for them (a hallucinated MCP-style name, a
+	// renamed tool) to the real tool.
+	ToolSet *tool.Set
 	// Request is a template for every model request's sampling, reasoning
 	// and tool-choice fields. Its Model, System, Messages and Tools are
 	// set by the agent.

@@ -394,3 +394,21 @@ func TestB17_OutputOverBudgetIsSpilled(t *testing.T) {
 		t.Errorf("spill not recorded: %+v", guards)
 	}
 }
+
+func TestB11_AliasResolvesThroughToolSet(t *testing.T) {
+	set, err := tool.NewSet(echoTool())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := set.Alias("mcp__util__echo", "echo"); err != nil {
+		t.Fatal(err)
+	}
+	h := newHarness(t, &agent.Options{ToolSet: set}, llmtest.CallTool("c1", "mcp__util__echo", `{"text":"aliased"}`), llmtest.Reply("ok"))
+	h.run("go")
+	if got := resultText(results(h.events())["c1"]); got != "aliased" {
+		t.Errorf("result = %q", got)
+	}
+	if names := h.m.Requests()[0].Tools; len(names) != 1 || names[0].Name != "echo" {
+		t.Errorf("offered tools = %+v", names)
+	}
+}

@@ -246,6 +246,11 @@ func (b *batch) prepare(s *callState) bool {
 	r := b.r
 	a := r.a
 	s.entry = a.tools[s.call.Name]
+	if s.entry == nil && a.opts.ToolSet != nil {
+		if name, ok := a.opts.ToolSet.Canonical(s.call.Name); ok {
+			s.entry = a.tools[name]
+		}
+	}
 	var spec *tool.Spec
 	if s.entry != nil {
 		spec = &s.entry.spec
@@ -352,6 +357,9 @@ func (b *batch) approve(s *callState, spec *tool.Spec) (string, string) {
 	}
 	d := aout.Decision
 	readOnly := spec.Annotations != nil && spec.Annotations.ReadOnly
+	if a.opts.DryRun && !readOnly {
+		return "", "" // nothing will run: the dry-run stub answers
+	}
 	_, asked := d.(*hook.Ask)
 	if asked || (d == nil && a.opts.Approver != nil && !readOnly) {
 		if a.opts.Approver == nil {
