@@ -36,6 +36,12 @@ func (p *Policy) Remove(name string) error { return p.unsupported("remove", name
 func (p *Policy) Rename(oldname, newname string) error { return p.unsupported("rename", oldname) }
 
 func (p *Policy) unsupported(op, name string) error {
+	if err := p.init(); err != nil {
+		return err
+	}
+	if _, err := p.rel(op, name); err != nil {
+		return err
+	}
 	return &Error{Op: op, Path: name, Err: ErrUnsupported,
 		Reason: "file access is not available: rein confines paths only on Linux"}
 }

@@ -14,7 +14,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/reinhq/rein/tool"
@@ -298,18 +297,6 @@ func (s *Shell) start(command string) (*exec.Cmd, *os.File, error) {
 	return cmd, r, nil
 }
 
-// killGroup sends SIGTERM to the process group, then SIGKILL after
-// grace unless done closes first (the leader exited); the group is sent
-// SIGKILL in any case so no member outlives it.
-func killGroup(pgid int, grace time.Duration, done <-chan struct{}) {
-	syscall.Kill(-pgid, syscall.SIGTERM)
-	select {
-	case <-done:
-	case <-time.After(grace):
-	}
-	syscall.Kill(-pgid, syscall.SIGKILL)
-}
-
 // checkReady says why commands cannot run, or nil.
 func (s *Shell) checkReady(command string) *tool.Result {
 	if s.o.Policy == nil || s.root == "" {
@@ -431,7 +418,7 @@ func (s *Shell) run(ctx context.Context, command string, limit time.Duration) (*
 	}
 	if reason == "" {
 		// Members that closed their output but still run are stopped too.
-		if syscall.Kill(-pgid, 0) == nil {
+		if groupAlive(pgid) {
 			lingered = true
 			killGroup(pgid, 0, nil)
 		}
