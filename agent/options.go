@@ -66,6 +66,11 @@ type Options struct {
 	// unavailable.
 	DryRun bool
 
+	// State keeps tools' durable key/value state per session; each call
+	// gets its tool's state staged, committed only when the call succeeds.
+	// Nil gives tools no state.
+	State tool.StateStore
+
 	// Closers are closed by Close after the last run ends: resources behind
 	// the tools, such as a shell's background tasks. Tools that implement
 	// io.Closer themselves are closed too.

@@ -412,3 +412,26 @@ func TestB11_AliasResolvesThroughToolSet(t *testing.T) {
 		t.Errorf("offered tools = %+v", names)
 	}
 }
+
+func TestToolStateCommittedOnSuccessOnly(t *testing.T) {
+	states := tool.NewMemStateStore()
+	counter := funcTool("count", func(_ context.Context, c *tool.Call) (*tool.Result, error) {
+		n, _ := c.State.Get("n")
+		c.State.Set("n", n+"I")
+		if strings.Contains(string(c.Args), "fail") {
+			return nil, errBoom
+		}
+		return tool.Text(n + "I"), nil
+	})
+	h := newHarness(t, &agent.Options{State: states, Tools: []tool.Tool{counter}},
+		llmtest.CallTool("c1", "count", `{}`), llmtest.CallTool("c2", "count", `{"x":"fail"}`), llmtest.CallTool("c3", "count", `{}`), llmtest.Reply("ok"))
+	h.run("go")
+	rs := results(h.events())
+	if resultText(rs["c1"]) != "I" || resultText(rs["c3"]) != "II" {
+		t.Errorf("c1=%q c3=%q; the failed call's write must be discarded", resultText(rs["c1"]), resultText(rs["c3"]))
+	}
+	got, _ := states.Load(context.Background(), string(h.a.Session()), "count")
+	if got["n"] != "II" {
+		t.Errorf("stored state = %v", got)
+	}
+}

@@ -472,11 +472,34 @@ func (b *batch) dispatch(s *callState) {
 // exec runs one call's body on its own goroutine.
 func exec(a *Agent, s *callState, done chan<- completion, start time.Time) {
 	defer a.toolsWG.Done()
+	var st *tool.StagedState
+	if a.opts.State != nil {
+		var err error
+		if st, err = tool.LoadState(s.ctx, a.opts.State, s.tc.Session, s.entry.spec.Name); err != nil {
+			a.finish(s, done, completion{idx: s.idx, err: fmt.Errorf("load the tool's state: %w", err), dur: time.Since(start)})
+			return
+		}
+		s.tc.State = st
+	}
 	res, err := runTool(s.ctx, s.entry.t, &s.tc)
+	if st != nil {
+		if err == nil && !res.IsError {
+			if cerr := st.Commit(context.WithoutCancel(s.ctx)); cerr != nil {
+				a.log.Error("a tool's state was not saved", "tool", s.entry.spec.Name, "call", s.call.ID, "err", cerr)
+			}
+		} else {
+			st.Discard()
+		}
+	}
+	a.finish(s, done, completion{idx: s.idx, res: res, err: err, dur: time.Since(start)})
+}
+
+// finish hands a returned call back to the loop.
+func (a *Agent) finish(s *callState, done chan<- completion, c completion) {
 	a.mu.Lock()
 	s.returned = true
 	a.mu.Unlock()
-	done <- completion{idx: s.idx, res: res, err: err, dur: time.Since(start)}
+	done <- c
 }
 
 // wait blocks until one running call completes, or a cancel's grace runs
