@@ -97,10 +97,11 @@ func (t *tools) write(ctx context.Context, call *tool.Call) (*tool.Result, error
 	case err == nil && fi.IsDir():
 		return tool.Errorf("%s is a directory; give a file path", a.Path), nil
 	case err == nil:
-		_, fp, mode, res := t.load(ctx, a.Path)
+		old, fp, mode, res := t.load(ctx, a.Path)
 		if res != nil {
 			return res, nil
 		}
+		release(old)
 		if res := t.checkFresh(call.Session, a.Path, rel, fp); res != nil {
 			return res, nil
 		}
@@ -197,10 +198,12 @@ func (t *tools) applyEdits(ctx context.Context, call *tool.Call, name string, ed
 	if res := t.checkFresh(call.Session, name, rel, fp); res != nil {
 		return res
 	}
-	if isBinary(data) {
+	binary := isBinary(data)
+	content := string(data)
+	release(data)
+	if binary {
 		return tool.Errorf("%s is a binary file; it cannot be edited as text", name)
 	}
-	content := string(data)
 	total, firstAt := 0, -1
 	for i, e := range edits {
 		prefix := ""

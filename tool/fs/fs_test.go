@@ -408,7 +408,20 @@ func TestB53_ToolsStayInside(t *testing.T) {
 		{"grep", `{"pattern":"SECRET"}`},
 		{"write", `{"path":"link/new.go","content":"x"}`},
 		{"edit", `{"path":"flink.go","old_string":"TODO","new_string":"x"}`},
+		{"glob", `{"pattern":"../outside/*"}`},
+		{"glob", `{"pattern":"sub/../../outside/*"}`},
+		{"glob", `{"pattern":"**/../../**"}`},
+		{"glob", `{"pattern":"*","path":"../outside"}`},
+		{"grep", `{"pattern":"SECRET","path":"../outside"}`},
+		{"grep", `{"pattern":"SECRET","path":"../outside/secret.go"}`},
+		{"grep", `{"pattern":"SECRET","glob":"../**"}`},
+		{"grep", `{"pattern":"SECRET","path":"` + outside + `"}`},
+		{"ls", `{"path":"../outside"}`},
+		{"read", `{"path":"` + filepath.Join(outside, "secret.go") + `"}`},
+		{"write", `{"path":"../outside/x.go","content":"x"}`},
+		{"multi_edit", `{"path":"../outside/secret.go","edits":[{"old_string":"TODO","new_string":"x"}]}`},
 	}
+	refused := 0
 	for _, c := range calls {
 		res, err := byName[c.tool].Call(context.Background(), &tool.Call{Name: c.tool, Args: json.RawMessage(c.args), Session: "s"})
 		if err != nil {
@@ -418,10 +431,19 @@ func TestB53_ToolsStayInside(t *testing.T) {
 		if strings.Contains(text, "SECRET") && !strings.Contains(text, "No matches") {
 			t.Errorf("%s %s leaked outside content: %s", c.tool, c.args, text)
 		}
-		if c.tool != "grep" && c.tool != "glob" && !res.IsError {
+		switch {
+		case strings.Contains(text, "SECRET") && !strings.Contains(text, "No matches"):
+		case res.IsError || strings.HasPrefix(text, "No matches") || strings.HasPrefix(text, "No files match") ||
+			(c.tool == "grep" || c.tool == "glob") && !strings.Contains(text, "secret.go"):
+			refused++
+		default:
 			t.Errorf("%s %s succeeded: %s", c.tool, c.args, text)
 		}
 	}
+	if refused != len(calls) {
+		t.Errorf("refused %d of %d escapes through the tools", refused, len(calls))
+	}
+	t.Logf("refused %d/%d escapes through the tools", refused, len(calls))
 	if data, _ := os.ReadFile(filepath.Join(outside, "secret.go")); string(data) != "package secret // TODO SECRET\n" {
 		t.Errorf("outside file changed: %q", data)
 	}

@@ -12,6 +12,7 @@ import (
 	"path"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/reinhq/rein/llm"
@@ -31,7 +32,31 @@ func (t *tools) openRead(ctx context.Context, name string) (*os.File, error) {
 	return f, err
 }
 
-// load reads a whole file (up to MaxFileBytes) and its fingerprint.
+// bufPool recycles file buffers between reads; huge ones are dropped.
+var bufPool sync.Pool
+
+const maxPooled = 16 << 20
+
+func getBuf(size int) []byte {
+	if p, ok := bufPool.Get().(*[]byte); ok && cap(*p) >= size {
+		return (*p)[:0]
+	} else if ok {
+		bufPool.Put(p)
+	}
+	return make([]byte, 0, size+size/8)
+}
+
+// release returns a buffer from load for reuse; data must not be used
+// afterwards.
+func release(data []byte) {
+	if cap(data) > 0 && cap(data) <= maxPooled {
+		data = data[:0]
+		bufPool.Put(&data)
+	}
+}
+
+// load reads a whole file (up to MaxFileBytes) and its fingerprint. The
+// caller passes data to release when done with it.
 func (t *tools) load(ctx context.Context, name string) (data []byte, fp fingerprint, mode os.FileMode, res *tool.Result) {
 	f, err := t.openRead(ctx, name)
 	if err != nil {
@@ -45,7 +70,7 @@ func (t *tools) load(ctx context.Context, name string) (data []byte, fp fingerpr
 	if fi.Size() > t.o.MaxFileBytes {
 		return nil, fp, 0, tool.Errorf("%s is %s, too large to open here (the limit is %s); search it with grep or look at parts of it with the shell (head, tail, sed -n)", name, humanSize(fi.Size()), humanSize(t.o.MaxFileBytes))
 	}
-	data = make([]byte, 0, fi.Size()+1)
+	data = getBuf(int(fi.Size()) + 1)
 	for {
 		n, err := f.Read(data[len(data):cap(data)])
 		data = data[:len(data)+n]
@@ -136,6 +161,7 @@ func (t *tools) read(ctx context.Context, call *tool.Call) (*tool.Result, error)
 	if res != nil {
 		return res, nil
 	}
+	defer release(data)
 	if isBinary(data) {
 		return tool.Errorf("%s is a binary file (%s) and cannot be shown as text", a.Path, humanSize(fp.size)), nil
 	}

@@ -361,6 +361,9 @@ func (s *Shell) callShell(ctx context.Context, call *tool.Call) (*tool.Result, e
 	if r := s.checkReady(a.Command); r != nil {
 		return r, nil
 	}
+	if call.Progress != nil && a.Description != "" {
+		call.Progress(tool.Progress{Message: a.Description})
+	}
 	if a.Background {
 		return s.startTask(a.Command, s.limit(a.Timeout))
 	}

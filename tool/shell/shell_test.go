@@ -406,3 +406,28 @@ func TestAnnotations(t *testing.T) {
 		t.Errorf("annotations (-want +got):\n%s", diff)
 	}
 }
+
+func TestDeniedCommandDoesNotRun(t *testing.T) {
+	s, root := newShell(t, nil)
+	res := callTool(t, s, "shell", `{"command":"touch made; echo x | (rm -rf nothing)"}`)
+	if !res.IsError {
+		t.Fatalf("result = %s", text(res))
+	}
+	if _, err := os.Stat(filepath.Join(root, "made")); err == nil {
+		t.Errorf("part of a denied command line ran")
+	}
+}
+
+func TestProgressReportsDescription(t *testing.T) {
+	s, _ := newShell(t, nil)
+	var got []string
+	for _, tl := range s.Tools() {
+		if tl.Spec().Name == "shell" {
+			tl.Call(context.Background(), &tool.Call{Name: "shell", Args: json.RawMessage(`{"command":"true","description":"check the build"}`),
+				Progress: func(p tool.Progress) { got = append(got, p.Message) }})
+		}
+	}
+	if diff := cmp.Diff([]string{"check the build"}, got); diff != "" {
+		t.Errorf("progress (-want +got):\n%s", diff)
+	}
+}
