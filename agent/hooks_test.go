@@ -346,3 +346,30 @@ func TestB42_SlowObserverDropsAndNeverStalls(t *testing.T) {
 		t.Errorf("stats = %+v for %d events", st, len(h.events()))
 	}
 }
+
+func TestB38_FollowUpsAndSteersPassThePromptGate(t *testing.T) {
+	var sources []string
+	hs := new(hook.Set).Prompt("pii", func(_ context.Context, in *hook.PromptInput) (hook.PromptDecision, error) {
+		sources = append(sources, in.Source)
+		if strings.Contains(partsText(in.Parts), "password") {
+			return &hook.Deny{Reason: "secret"}, nil
+		}
+		return nil, nil
+	})
+	var h *harness
+	h = newHarness(t, &agent.Options{Hooks: hs}, llmtest.Respond(func(*llm.Request) llmtest.Entry {
+		h.a.FollowUp(text("my password is hunter2"))
+		return llmtest.Reply("first")
+	}), llmtest.Reply("never"))
+	res := h.run("hello")
+	evs := h.events()
+	if res.Steps != 1 || h.m.Calls() != 1 {
+		t.Errorf("steps=%d calls=%d; a denied follow-up must not start a step", res.Steps, h.m.Calls())
+	}
+	if diff := cmp.Diff([]string{"user", "follow-up"}, sources); diff != "" {
+		t.Errorf("sources (-want +got):\n%s", diff)
+	}
+	if pb := ofType[*session.PromptBlocked](evs); len(pb) != 1 || pb[0].Reason != "secret" {
+		t.Errorf("prompt.blocked = %+v", pb)
+	}
+}

@@ -503,20 +503,7 @@ func (r *runState) loop() (*Result, error) {
 			r.a.mu.Unlock()
 			return r.end(session.EndCompleted, "", fout.Stop.Reason, "", nil)
 		}
-		a.mu.Lock()
-		more := len(r.steers) > 0 || len(r.injects) > 0
-		if !more && len(r.followUps) > 0 {
-			for _, q := range r.followUps {
-				r.emit(&session.UserMessage{Parts: q.parts, Source: q.source})
-			}
-			r.followUps = nil
-			more = true
-		}
-		if !more {
-			r.ending = true
-		}
-		a.mu.Unlock()
-		if more {
+		if r.more() {
 			continue
 		}
 		return r.end(session.EndCompleted, "", "", "", nil)
@@ -547,8 +534,71 @@ func (r *runState) deliver() {
 		}
 	}
 	for _, q := range steers {
-		r.emit(&session.SteeringMessage{Parts: q.parts, Source: q.source})
+		if parts, ok := r.admit(q); ok {
+			r.emit(&session.SteeringMessage{Parts: parts, Source: q.source})
+		}
 	}
+}
+
+// more reports whether the turn goes on after a final answer: steers or
+// injects are waiting, or a follow-up was admitted. When it returns false
+// the run is ending and refuses new steers and follow-ups.
+func (r *runState) more() bool {
+	a := r.a
+	for {
+		a.mu.Lock()
+		if len(r.steers) > 0 || len(r.injects) > 0 {
+			a.mu.Unlock()
+			return true
+		}
+		fus := r.followUps
+		r.followUps = nil
+		if len(fus) == 0 {
+			r.ending = true
+			a.mu.Unlock()
+			return false
+		}
+		a.mu.Unlock()
+		admitted := false
+		for _, q := range fus {
+			if parts, ok := r.admit(q); ok {
+				r.emit(&session.UserMessage{Parts: parts, Source: q.source})
+				admitted = true
+			}
+		}
+		if admitted {
+			return true
+		}
+	}
+}
+
+// admit runs a message sent during the run (a steer, a follow-up) through
+// the prompt-submit chain, like a prompt: edits apply, a deny or a failed
+// handler keeps it from the model with a prompt.blocked record.
+func (r *runState) admit(q queued) ([]llm.Part, bool) {
+	if !r.chain.Has(hook.PointPrompt) {
+		return q.parts, true
+	}
+	out, err := r.chain.Prompt(r.ctx, &hook.PromptInput{Scope: r.scope(), Parts: q.parts, Source: q.source})
+	r.records(out.Records, "")
+	if err != nil {
+		var he *hook.Error
+		name := ""
+		if errors.As(err, &he) {
+			name = he.Hook
+		}
+		r.emit(&session.PromptBlocked{Reason: err.Error(), Hook: name})
+		return nil, false
+	}
+	if out.Denied != nil {
+		reason := out.Denied.Reason
+		if reason == "" {
+			reason = "The message was blocked"
+		}
+		r.emit(&session.PromptBlocked{Reason: reason, Hook: out.Hook})
+		return nil, false
+	}
+	return out.Parts, true
 }
 
 // request builds this step's request from the derived history, writing a
