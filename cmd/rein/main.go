@@ -27,6 +27,9 @@ func main() {
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	// After the first signal, stop catching them: a second Ctrl-C then
+	// ends the process at once.
+	go func() { <-ctx.Done(); stop() }()
 	app := &app{stdin: stdin, stdout: stdout, stderr: stderr, getenv: os.Getenv}
 	cmd := app.rootCommand()
 	cmd.SetArgs(args)

@@ -1,0 +1,293 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/reinhq/rein/llm"
+	"github.com/reinhq/rein/provider/anthropic"
+	"github.com/reinhq/rein/provider/openai"
+	"github.com/reinhq/rein/session"
+	"github.com/reinhq/rein/session/jsonl"
+	"github.com/reinhq/rein/session/sqlite"
+	"github.com/reinhq/rein/tool"
+	"github.com/reinhq/rein/tool/fs"
+	"github.com/reinhq/rein/tool/sandbox"
+	"github.com/reinhq/rein/tool/shell"
+	"github.com/reinhq/rein/tool/todo"
+)
+
+// defaultTools is the tool set of 'rein run' and 'rein chat' without --tools.
+var defaultTools = []string{"read", "write", "edit", "multi_edit", "ls", "glob", "grep", "shell", "todo"}
+
+// storeSpec returns the store to use: the flag, else $REIN_STORE, else the
+// config file, else sqlite under the state directory.
+func (a *app) storeSpecValue() string {
+	if a.storeSpec != "" {
+		return a.storeSpec
+	}
+	if s := a.getenv("REIN_STORE"); s != "" {
+		return s
+	}
+	if a.cfg != nil && a.cfg.Store != "" {
+		return a.cfg.Store
+	}
+	return "sqlite:"
+}
+
+// openStore opens the session store named by spec: sqlite:PATH, jsonl:DIR
+// or mem:. An empty PATH or DIR means the default under the state directory.
+func openStore(spec string) (session.Store, error) {
+	kind, arg, ok := strings.Cut(spec, ":")
+	if !ok {
+		return nil, usageErrorf("--store %q: use sqlite:PATH, jsonl:DIR or mem:", spec)
+	}
+	switch kind {
+	case "mem":
+		return session.NewMemStore(), nil
+	case "sqlite":
+		if arg == "" {
+			arg = filepath.Join(stateDir(), "sessions.db")
+		}
+		if err := os.MkdirAll(filepath.Dir(arg), 0o700); err != nil {
+			return nil, fmt.Errorf("open store: %w", err)
+		}
+		st, err := sqlite.Open(arg, nil)
+		if err != nil {
+			return nil, fmt.Errorf("open store %s: %w", spec, err)
+		}
+		return st, nil
+	case "jsonl":
+		if arg == "" {
+			arg = filepath.Join(stateDir(), "sessions")
+		}
+		if err := os.MkdirAll(arg, 0o700); err != nil {
+			return nil, fmt.Errorf("open store: %w", err)
+		}
+		st, err := jsonl.Open(arg, nil)
+		if err != nil {
+			return nil, fmt.Errorf("open store %s: %w", spec, err)
+		}
+		return st, nil
+	}
+	return nil, usageErrorf("--store %q: unknown kind %q; use sqlite:PATH, jsonl:DIR or mem:", spec, kind)
+}
+
+// buildModel makes the llm.Model a target names.
+func buildModel(t target) (llm.Model, error) {
+	switch t.provider.wire {
+	case "anthropic":
+		m, err := anthropic.New(&anthropic.Options{APIKey: t.apiKey, BaseURL: t.baseURL, Model: t.model})
+		if err != nil {
+			return nil, fmt.Errorf("model %s: %w", t, err)
+		}
+		return m, nil
+	case "chat", "responses":
+		name := t.provider.name
+		if name == "openai-responses" {
+			name = "openai"
+		}
+		opts, err := openai.Preset(name)
+		if err != nil {
+			return nil, fmt.Errorf("model %s: %w", t, err)
+		}
+		opts.APIKey = t.apiKey
+		if t.baseURL != "" {
+			opts.BaseURL = t.baseURL
+		}
+		if t.provider.wire == "responses" {
+			m, err := openai.NewResponses(&opts)
+			if err != nil {
+				return nil, fmt.Errorf("model %s: %w", t, err)
+			}
+			return m, nil
+		}
+		m, err := openai.NewChat(&opts)
+		if err != nil {
+			return nil, fmt.Errorf("model %s: %w", t, err)
+		}
+		return m, nil
+	}
+	return nil, fmt.Errorf("model %s: no adapter for wire %q", t, t.provider.wire)
+}
+
+// toolKit is the tools of one run plus what must be closed after it.
+type toolKit struct {
+	tools   []tool.Tool
+	closers []io.Closer
+	shell   *shell.Shell
+}
+
+// parseToolList turns --tools into names: "none" is empty, "" the default.
+func parseToolList(spec string, cfg *config) ([]string, error) {
+	if spec == "" {
+		if cfg != nil && len(cfg.Tools) > 0 {
+			return cfg.Tools, nil
+		}
+		return defaultTools, nil
+	}
+	if spec == "none" {
+		return nil, nil
+	}
+	var names []string
+	for n := range strings.SplitSeq(spec, ",") {
+		n = strings.TrimSpace(n)
+		if n == "" {
+			continue
+		}
+		if !slices.Contains(defaultTools, n) {
+			return nil, usageErrorf("--tools: unknown tool %q; choose from %s, or none", n, strings.Join(defaultTools, ","))
+		}
+		names = append(names, n)
+	}
+	return names, nil
+}
+
+// buildTools makes the named tools, confined to the workspace root.
+func buildTools(root string, names []string) (*toolKit, error) {
+	kit := &toolKit{}
+	if len(names) == 0 {
+		return kit, nil
+	}
+	policy := &sandbox.Policy{Root: root}
+	want := func(n string) bool { return slices.Contains(names, n) }
+	for _, t := range fs.NewTools(policy, nil) {
+		if want(t.Spec().Name) {
+			kit.tools = append(kit.tools, t)
+		}
+	}
+	if want("shell") {
+		sh := shell.New(&shell.Options{Policy: policy, SpillDir: filepath.Join(os.TempDir(), "rein-spill")})
+		kit.shell = sh
+		kit.closers = append(kit.closers, sh)
+		kit.tools = append(kit.tools, sh.Tools()...)
+	}
+	if want("todo") {
+		kit.tools = append(kit.tools, todo.New(nil))
+	}
+	return kit, nil
+}
+
+// notices reports ended background tasks to the model.
+func (k *toolKit) notices() []string {
+	if k.shell == nil {
+		return nil
+	}
+	var out []string
+	for _, e := range k.shell.Drain() {
+		out = append(out, e.String())
+	}
+	return out
+}
+
+// approver answers the calls of tools that are not read-only, by mode.
+func newApprover(mode string, ask tool.Approver) (tool.Approver, error) {
+	rules := []tool.Rule{{Tool: todo.Name, Verdict: tool.Allow}}
+	switch mode {
+	case "auto":
+		return tool.NewPolicy(&tool.PolicyOptions{Default: tool.Allow, AllowReadOnly: true, Rules: rules}), nil
+	case "deny":
+		return tool.NewPolicy(&tool.PolicyOptions{Default: tool.Deny, AllowReadOnly: true, Rules: rules}), nil
+	case "ask":
+		return tool.NewPolicy(&tool.PolicyOptions{Default: tool.Ask, AllowReadOnly: true, Rules: rules, Approver: ask}), nil
+	}
+	return nil, usageErrorf("--approve %q: use auto, ask or deny", mode)
+}
+
+// contextFiles returns AGENTS.md and CLAUDE.md files from dir up to the
+// repository root (the first directory holding .git), outermost first.
+func contextFiles(dir string) []string {
+	dir, err := filepath.Abs(dir)
+	if err != nil {
+		return nil
+	}
+	var dirs []string
+	for {
+		dirs = append(dirs, dir)
+		if _, err := os.Stat(filepath.Join(dir, ".git")); err == nil {
+			break
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			// No repository: only the workspace itself counts.
+			dirs = dirs[:1]
+			break
+		}
+		dir = parent
+	}
+	var files []string
+	for i := len(dirs) - 1; i >= 0; i-- {
+		for _, name := range []string{"AGENTS.md", "CLAUDE.md"} {
+			p := filepath.Join(dirs[i], name)
+			if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() {
+				files = append(files, p)
+			}
+		}
+	}
+	return files
+}
+
+// baseSystem is rein's own system prompt.
+const baseSystem = `You are rein, a careful software engineering agent working in the user's workspace.
+Use the tools to inspect before you change anything, keep changes small, and say plainly what you did.`
+
+// systemPrompt assembles the system prompt: --system (text or @FILE), else
+// rein's own, then the workspace's instruction files.
+func systemPrompt(flag, root string) (string, error) {
+	sys := baseSystem
+	if flag != "" {
+		sys = flag
+		if name, ok := strings.CutPrefix(flag, "@"); ok {
+			b, err := os.ReadFile(name)
+			if err != nil {
+				return "", usageErrorf("--system %s: %v", flag, err)
+			}
+			sys = string(b)
+		}
+	}
+	var b strings.Builder
+	b.WriteString(strings.TrimSpace(sys))
+	fmt.Fprintf(&b, "\n\nThe workspace is %s.", root)
+	for _, f := range contextFiles(root) {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		fmt.Fprintf(&b, "\n\n<instructions file=%q>\n%s\n</instructions>", f, strings.TrimSpace(string(data)))
+	}
+	return b.String(), nil
+}
+
+// catalogCost prices usage with the default catalog; unknown models cost 0.
+func catalogCost(model string, u llm.Usage) float64 {
+	c, _ := llm.DefaultCatalog().Cost(model, u)
+	return c
+}
+
+// latestSession returns the most recently updated session in workDir.
+func latestSession(ctx context.Context, st session.Store, workDir string) (session.ID, error) {
+	infos, err := st.List(ctx)
+	if err != nil {
+		return "", err
+	}
+	var best *session.Info
+	for i := range infos {
+		in := &infos[i]
+		if in.WorkDir != workDir {
+			continue
+		}
+		if best == nil || in.Updated.After(best.Updated) {
+			best = in
+		}
+	}
+	if best == nil {
+		return "", errors.New("no session in this workspace yet; start one with 'rein chat' or 'rein run'")
+	}
+	return best.ID, nil
+}

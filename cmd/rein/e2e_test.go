@@ -1,0 +1,518 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/reinhq/rein/llm"
+	"github.com/reinhq/rein/llm/llmtest"
+	"github.com/reinhq/rein/session"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files and the shipped example sessions")
+
+// reinBin is the rein binary built once for the whole test run.
+var reinBin string
+
+func TestMain(m *testing.M) {
+	flag.Parse()
+	dir, err := os.MkdirTemp("", "rein-e2e-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	reinBin = filepath.Join(dir, "rein")
+	build := exec.Command("go", "build", "-o", reinBin, ".")
+	build.Stderr = os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "build rein:", err)
+		os.RemoveAll(dir)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// env is a test's isolated environment: its own config, state and workspace.
+type env struct {
+	t     *testing.T
+	home  string
+	work  string
+	store string
+	vars  []string
+}
+
+func newEnv(t *testing.T) *env {
+	t.Helper()
+	home := t.TempDir()
+	work := filepath.Join(home, "work")
+	if err := os.MkdirAll(work, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	e := &env{t: t, home: home, work: work, store: "sqlite:" + filepath.Join(home, "sessions.db")}
+	e.vars = []string{
+		"HOME=" + home,
+		"PATH=" + os.Getenv("PATH"),
+		"XDG_CONFIG_HOME=" + filepath.Join(home, "config"),
+		"XDG_STATE_HOME=" + filepath.Join(home, "state"),
+		"TERM=dumb",
+	}
+	return e
+}
+
+// result is one finished rein process.
+type result struct {
+	code           int
+	stdout, stderr string
+}
+
+func (e *env) cmd(ctx context.Context, extraEnv []string, args ...string) *exec.Cmd {
+	cmd := exec.CommandContext(ctx, reinBin, args...)
+	cmd.Env = append(append([]string{}, e.vars...), extraEnv...)
+	cmd.Dir = e.work
+	cmd.Stdin = strings.NewReader("")
+	return cmd
+}
+
+// run runs rein to completion.
+func (e *env) run(extraEnv []string, args ...string) result {
+	e.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := e.cmd(ctx, extraEnv, args...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	r := result{stdout: out.String(), stderr: errb.String()}
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+	case errors.As(err, &ee):
+		r.code = ee.ExitCode()
+	default:
+		e.t.Fatalf("rein %v: %v", args, err)
+	}
+	return r
+}
+
+// wire is one provider wire the fake server speaks.
+type wire struct {
+	name  string
+	model string
+	key   string
+	url   func(base string) string
+}
+
+var wires = []wire{
+	{name: "anthropic", model: "anthropic/claude-sonnet-4-5", key: "ANTHROPIC_API_KEY", url: func(b string) string { return b }},
+	{name: "openai", model: "openai/gpt-5", key: "OPENAI_API_KEY", url: func(b string) string { return b + "/v1" }},
+}
+
+func (w wire) args(srv *llmtest.Server, e *env, rest ...string) []string {
+	return append([]string{"run", "--model", w.model, "--base-url", w.url(srv.URL), "--store", e.store, "--cwd", e.work}, rest...)
+}
+
+func (w wire) env() []string { return []string{w.key + "=sk-test-secret-key"} }
+
+func TestRunTextAnswer(t *testing.T) {
+	for _, w := range wires {
+		t.Run(w.name, func(t *testing.T) {
+			e := newEnv(t)
+			m := llmtest.NewModel(llmtest.Reply("Hello from the fake model."))
+			srv := llmtest.NewServer(t, m)
+			r := e.run(w.env(), w.args(srv, e, "say hello")...)
+			if r.code != 0 {
+				t.Fatalf("exit %d, stderr:\n%s", r.code, r.stderr)
+			}
+			if diff := cmp.Diff("Hello from the fake model.\n", r.stdout); diff != "" {
+				t.Errorf("stdout (-want +got):\n%s", diff)
+			}
+			if !strings.Contains(r.stderr, "session ") {
+				t.Errorf("stderr does not name the session:\n%s", r.stderr)
+			}
+			if strings.Contains(r.stdout+r.stderr, "sk-test-secret-key") {
+				t.Error("the API key leaked into the output")
+			}
+			reqs := m.Requests()
+			if len(reqs) != 1 {
+				t.Fatalf("%d requests, want 1", len(reqs))
+			}
+			if got := lastUserText(reqs[0]); got != "say hello" {
+				t.Errorf("prompt sent = %q, want %q", got, "say hello")
+			}
+		})
+	}
+}
+
+func TestRunToolRoundTrip(t *testing.T) {
+	for _, w := range wires {
+		t.Run(w.name, func(t *testing.T) {
+			e := newEnv(t)
+			m := llmtest.NewModel(
+				llmtest.CallTool("call_1", "write", `{"path":"notes/hello.txt","content":"hi there\n"}`),
+				llmtest.Reply("I wrote notes/hello.txt."),
+			)
+			srv := llmtest.NewServer(t, m)
+			r := e.run(w.env(), w.args(srv, e, "--approve", "auto", "write a file")...)
+			if r.code != 0 {
+				t.Fatalf("exit %d, stderr:\n%s", r.code, r.stderr)
+			}
+			b, err := os.ReadFile(filepath.Join(e.work, "notes", "hello.txt"))
+			if err != nil {
+				t.Fatalf("the file was not written: %v\nstderr:\n%s", err, r.stderr)
+			}
+			if string(b) != "hi there\n" {
+				t.Errorf("file = %q", b)
+			}
+			if !strings.Contains(r.stderr, "→ write") || !strings.Contains(r.stderr, "write ok") {
+				t.Errorf("stderr does not show the tool activity:\n%s", r.stderr)
+			}
+			if !strings.Contains(r.stdout, "I wrote notes/hello.txt.") {
+				t.Errorf("stdout = %q", r.stdout)
+			}
+			reqs := m.Requests()
+			if len(reqs) != 2 {
+				t.Fatalf("%d requests, want 2", len(reqs))
+			}
+			if !hasToolResult(reqs[1], "call_1") {
+				t.Error("the second request carries no result for call_1")
+			}
+		})
+	}
+}
+
+func TestRunJSONEvents(t *testing.T) {
+	e := newEnv(t)
+	w := wires[0]
+	m := llmtest.NewModel(
+		llmtest.CallTool("call_1", "ls", `{"path":"."}`),
+		llmtest.Reply("Done."),
+	)
+	srv := llmtest.NewServer(t, m)
+	if err := os.WriteFile(filepath.Join(e.work, "a.txt"), []byte("a"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := e.run(w.env(), w.args(srv, e, "--json", "list the files")...)
+	if r.code != 0 {
+		t.Fatalf("exit %d, stderr:\n%s", r.code, r.stderr)
+	}
+	var types []string
+	var seqs []int64
+	sc := bufio.NewScanner(strings.NewReader(r.stdout))
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		ev, err := session.DecodeEvent(sc.Bytes())
+		if err != nil {
+			t.Fatalf("line %q: %v", sc.Text(), err)
+		}
+		var raw map[string]json.RawMessage
+		if err := json.Unmarshal(sc.Bytes(), &raw); err != nil {
+			t.Fatal(err)
+		}
+		for _, k := range []string{"seq", "time", "session", "turn", "run", "type", "data"} {
+			if _, ok := raw[k]; !ok {
+				t.Errorf("event %d has no %q field: %s", ev.Seq, k, sc.Text())
+			}
+		}
+		seqs = append(seqs, ev.Seq)
+		if ev.Data.EventType() != session.TypeAssistantChunk {
+			types = append(types, ev.Data.EventType())
+		}
+		switch d := ev.Data.(type) {
+		case *session.ToolResult:
+			if d.CallID != "call_1" || d.IsError || !strings.Contains(resultText(d.Parts), "a.txt") {
+				t.Errorf("tool.result = %+v", d)
+			}
+		case *session.TurnEnd:
+			if d.Reason != session.EndCompleted {
+				t.Errorf("turn.end reason = %s", d.Reason)
+			}
+		}
+	}
+	want := []string{
+		"turn.start", "user.message", "step.start", "request.header", "assistant.message", "tool.call", "tool.result", "step.end",
+		"step.start", "assistant.message", "step.end", "turn.end",
+	}
+	if diff := cmp.Diff(want, types); diff != "" {
+		t.Errorf("event types (-want +got):\n%s", diff)
+	}
+	for i := 1; i < len(seqs); i++ {
+		if seqs[i] != seqs[i-1]+1 {
+			t.Errorf("seqs not consecutive: %v", seqs)
+			break
+		}
+	}
+}
+
+func TestRunSessionContinues(t *testing.T) {
+	for _, w := range wires {
+		t.Run(w.name, func(t *testing.T) {
+			e := newEnv(t)
+			m := llmtest.NewModel(llmtest.Reply("The answer is 42."), llmtest.Reply("You asked about the answer."))
+			srv := llmtest.NewServer(t, m)
+			r := e.run(w.env(), w.args(srv, e, "--session", "s-continue", "what is the answer?")...)
+			if r.code != 0 {
+				t.Fatalf("first run: exit %d, stderr:\n%s", r.code, r.stderr)
+			}
+			r = e.run(w.env(), w.args(srv, e, "--session", "s-continue", "what did I ask?")...)
+			if r.code != 0 {
+				t.Fatalf("second run: exit %d, stderr:\n%s", r.code, r.stderr)
+			}
+			reqs := m.Requests()
+			if len(reqs) != 2 {
+				t.Fatalf("%d requests, want 2", len(reqs))
+			}
+			got := transcript(reqs[1])
+			want := []string{"user: what is the answer?", "assistant: The answer is 42.", "user: what did I ask?"}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("second request's messages (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestRunRetriesOverloaded(t *testing.T) {
+	e := newEnv(t)
+	w := wires[0]
+	m := llmtest.NewModel(
+		llmtest.Fail(&llm.ProviderError{Kind: llm.ErrOverloaded, StatusCode: 529, RetryAfter: 100 * time.Millisecond}),
+		llmtest.Reply("Made it."),
+	)
+	srv := llmtest.NewServer(t, m)
+	r := e.run(w.env(), w.args(srv, e, "try")...)
+	if r.code != 0 {
+		t.Fatalf("exit %d, stderr:\n%s", r.code, r.stderr)
+	}
+	if r.stdout != "Made it.\n" {
+		t.Errorf("stdout = %q", r.stdout)
+	}
+	if !strings.Contains(r.stderr, "retrying") {
+		t.Errorf("stderr does not report the retry:\n%s", r.stderr)
+	}
+	if len(srv.Requests()) != 2 {
+		t.Errorf("%d HTTP requests, want 2", len(srv.Requests()))
+	}
+}
+
+func TestRunInterruptThenResume(t *testing.T) {
+	e := newEnv(t)
+	w := wires[0]
+	m := llmtest.NewModel(
+		llmtest.HangAfter(&llm.BlockStart{Index: 0, Kind: llm.BlockText}, &llm.TextDelta{Index: 0, Text: "Thinking about it"}),
+		llmtest.Reply("Resumed fine."),
+	)
+	srv := llmtest.NewServer(t, m)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := e.cmd(ctx, w.env(), w.args(srv, e, "--session", "s-int", "a long question")...)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var errb bytes.Buffer
+	cmd.Stderr = &errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// Wait for the streamed text, then press Ctrl-C.
+	got := make([]byte, len("Thinking about it"))
+	if _, err := io.ReadFull(stdout, got); err != nil {
+		t.Fatalf("read the stream: %v (stderr %s)", err, errb.String())
+	}
+	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	io.Copy(io.Discard, stdout)
+	err = cmd.Wait()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 130 {
+		t.Fatalf("exit = %v, want 130; stderr:\n%s", err, errb.String())
+	}
+
+	r := e.run(w.env(), w.args(srv, e, "--session", "s-int", "go on")...)
+	if r.code != 0 {
+		t.Fatalf("resume: exit %d, stderr:\n%s", r.code, r.stderr)
+	}
+	if r.stdout != "Resumed fine.\n" {
+		t.Errorf("stdout = %q", r.stdout)
+	}
+	reqs := m.Requests()
+	if len(reqs) != 2 {
+		t.Fatalf("%d requests, want 2", len(reqs))
+	}
+	tr := transcript(reqs[1])
+	if len(tr) == 0 || tr[0] != "user: a long question" || tr[len(tr)-1] != "user: go on" {
+		t.Errorf("resumed request's messages = %q", tr)
+	}
+}
+
+func TestRunMissingKey(t *testing.T) {
+	e := newEnv(t)
+	r := e.run(nil, "run", "--store", "mem:", "hello")
+	if r.code != 2 {
+		t.Fatalf("exit %d, want 2; stderr:\n%s", r.code, r.stderr)
+	}
+	for _, s := range []string{"ANTHROPIC_API_KEY", "OPENAI_API_KEY", "--model ollama/<name>", "rein replay examples/sessions/hello.ndjson"} {
+		if !strings.Contains(r.stderr, s) {
+			t.Errorf("stderr does not mention %q:\n%s", s, r.stderr)
+		}
+	}
+	r = e.run(nil, "run", "--store", "mem:", "--model", "openai/gpt-5", "hello")
+	if r.code != 2 || !strings.Contains(r.stderr, "export OPENAI_API_KEY=") {
+		t.Errorf("exit %d, stderr:\n%s", r.code, r.stderr)
+	}
+}
+
+func TestRunApproveDenyBlocksWrite(t *testing.T) {
+	e := newEnv(t)
+	w := wires[0]
+	write := `{"path":"out.txt","content":"x"}`
+	m := llmtest.NewModel(
+		llmtest.CallTool("call_1", "write", write),
+		llmtest.CallTool("call_2", "write", write),
+		llmtest.CallTool("call_3", "write", write),
+	)
+	srv := llmtest.NewServer(t, m)
+	r := e.run(w.env(), w.args(srv, e, "--approve", "deny", "--max-steps", "2", "write out.txt")...)
+	if r.code != 3 {
+		t.Fatalf("exit %d, want 3; stderr:\n%s", r.code, r.stderr)
+	}
+	if _, err := os.Stat(filepath.Join(e.work, "out.txt")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("out.txt exists (err %v): the write was not blocked", err)
+	}
+	if !strings.Contains(r.stderr, "step limit") {
+		t.Errorf("stderr does not say why:\n%s", r.stderr)
+	}
+	reqs := m.Requests()
+	if len(reqs) < 2 || !strings.Contains(toolResultText(reqs[1], "call_1"), "denied") {
+		t.Errorf("the model was not told the write was denied: %q", toolResultText(reqs[len(reqs)-1], "call_1"))
+	}
+}
+
+func TestRunUsageErrors(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		want []string
+	}{
+		{name: "unknown flag", args: []string{"run", "--bogus", "x"}, want: []string{"unknown flag: --bogus", "rein run --help"}},
+		{name: "no prompt", args: []string{"run"}, want: []string{"PROMPT", "rein run --help"}},
+		{name: "bad approve", args: []string{"run", "--model", "ollama/x", "--approve", "maybe", "x"}, want: []string{"--approve", "auto, ask or deny"}},
+		{name: "bad store", args: []string{"run", "--model", "ollama/x", "--store", "redis:x", "x"}, want: []string{"sqlite:PATH"}},
+		{name: "bad tools", args: []string{"run", "--model", "ollama/x", "--tools", "rm", "x"}, want: []string{`unknown tool "rm"`}},
+		{name: "unknown command", args: []string{"frobnicate"}, want: []string{"unknown command"}},
+		{name: "bad timeout", args: []string{"run", "--timeout", "soon", "x"}, want: []string{"--timeout", "rein run --help"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newEnv(t)
+			r := e.run(nil, tt.args...)
+			if r.code != 2 {
+				t.Fatalf("exit %d, want 2; stderr:\n%s", r.code, r.stderr)
+			}
+			for _, s := range tt.want {
+				if !strings.Contains(r.stderr, s) {
+					t.Errorf("stderr does not mention %q:\n%s", s, r.stderr)
+				}
+			}
+		})
+	}
+}
+
+func TestRunShowContext(t *testing.T) {
+	e := newEnv(t)
+	if err := os.Mkdir(filepath.Join(e.home, ".git"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(e.home, "AGENTS.md"), []byte("Outer rule."), 0o644)
+	os.WriteFile(filepath.Join(e.work, "CLAUDE.md"), []byte("Inner rule."), 0o644)
+	r := e.run(nil, "run", "--show-context", "--tools", "read,shell")
+	if r.code != 0 {
+		t.Fatalf("exit %d, stderr:\n%s", r.code, r.stderr)
+	}
+	outer, inner := strings.Index(r.stdout, "Outer rule."), strings.Index(r.stdout, "Inner rule.")
+	if outer < 0 || inner < 0 || outer > inner {
+		t.Errorf("context files missing or out of order:\n%s", r.stdout)
+	}
+	for _, s := range []string{"read ", "shell "} {
+		if !strings.Contains(r.stdout, s) {
+			t.Errorf("tools do not list %q:\n%s", s, r.stdout)
+		}
+	}
+	if strings.Contains(r.stdout, "\nwrite ") {
+		t.Errorf("--tools read,shell still lists write:\n%s", r.stdout)
+	}
+}
+
+func TestVersion(t *testing.T) {
+	e := newEnv(t)
+	for _, args := range [][]string{{"--version"}, {"version"}} {
+		r := e.run(nil, args...)
+		if r.code != 0 || !strings.HasPrefix(r.stdout, "rein ") {
+			t.Errorf("rein %v: exit %d, stdout %q", args, r.code, r.stdout)
+		}
+	}
+}
+
+// transcript renders a request's messages as "role: text" lines.
+func transcript(req *llm.Request) []string {
+	var out []string
+	for _, msg := range req.Messages {
+		var b strings.Builder
+		for _, p := range msg.Parts {
+			if t, ok := p.(*llm.Text); ok {
+				b.WriteString(t.Text)
+			}
+		}
+		if b.Len() > 0 {
+			out = append(out, string(msg.Role)+": "+b.String())
+		}
+	}
+	return out
+}
+
+func lastUserText(req *llm.Request) string {
+	tr := transcript(req)
+	if len(tr) == 0 {
+		return ""
+	}
+	return strings.TrimPrefix(tr[len(tr)-1], "user: ")
+}
+
+func hasToolResult(req *llm.Request, id llm.CallID) bool {
+	for _, msg := range req.Messages {
+		for _, p := range msg.Parts {
+			if r, ok := p.(*llm.ToolResult); ok && r.CallID == id {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func toolResultText(req *llm.Request, id llm.CallID) string {
+	for _, msg := range req.Messages {
+		for _, p := range msg.Parts {
+			if r, ok := p.(*llm.ToolResult); ok && r.CallID == id {
+				return resultText(r.Parts)
+			}
+		}
+	}
+	return ""
+}

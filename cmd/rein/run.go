@@ -1,0 +1,451 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/reinhq/rein/agent"
+	"github.com/reinhq/rein/session"
+	"github.com/reinhq/rein/tool"
+)
+
+func init() { extraCommands = append(extraCommands, (*app).runCommand) }
+
+// agentFlags are the flags 'rein run' and 'rein chat' share.
+type agentFlags struct {
+	model    string
+	baseURL  string
+	session  string
+	fork     string
+	cwd      string
+	tools    string
+	approve  string
+	dryRun   bool
+	maxSteps int
+	maxCost  float64
+	system   string
+}
+
+func (f *agentFlags) register(cmd *cobra.Command) {
+	fl := cmd.Flags()
+	fl.StringVarP(&f.model, "model", "m", "", "model as PROVIDER/NAME: anthropic, openai, openai-responses, ollama, deepseek, openrouter or openai-compatible")
+	fl.StringVar(&f.baseURL, "base-url", "", "the provider's API root (default from $ANTHROPIC_BASE_URL, $OPENAI_BASE_URL or the config)")
+	fl.StringVarP(&f.session, "session", "s", "", "continue the session with this id (created if new)")
+	fl.StringVar(&f.fork, "fork", "", "start from a copy of session ID, up to event SEQ when given: ID[@SEQ]")
+	fl.StringVarP(&f.cwd, "cwd", "C", "", "the workspace directory (default the current directory)")
+	fl.StringVar(&f.tools, "tools", "", "comma-separated tools, or none (default "+strings.Join(defaultTools, ",")+")")
+	fl.StringVar(&f.approve, "approve", "", "approval of writes and commands: auto, ask or deny (default ask on a terminal, else deny)")
+	fl.BoolVar(&f.dryRun, "dry-run", false, "tools that change things only say what they would do")
+	fl.IntVar(&f.maxSteps, "max-steps", 0, "stop the turn after N steps (default 100)")
+	fl.Float64Var(&f.maxCost, "max-cost", 0, "stop the turn before spending more than USD")
+	fl.StringVar(&f.system, "system", "", "the system prompt, as TEXT or @FILE (AGENTS.md and CLAUDE.md are added)")
+}
+
+// setup is everything one agent needs, built from flags and config.
+type setup struct {
+	target  target
+	root    string
+	store   session.Store
+	kit     *toolKit
+	system  string
+	agent   *agent.Agent
+	approve string
+}
+
+func (s *setup) Close() error {
+	var errs []error
+	if s.agent != nil {
+		errs = append(errs, s.agent.Close())
+	} else if s.kit != nil {
+		for _, c := range s.kit.closers {
+			errs = append(errs, c.Close())
+		}
+	}
+	if s.store != nil {
+		errs = append(errs, s.store.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// workspace resolves --cwd to an absolute directory.
+func workspace(cwd string) (string, error) {
+	if cwd == "" {
+		cwd = "."
+	}
+	root, err := filepath.Abs(cwd)
+	if err != nil {
+		return "", usageErrorf("--cwd %s: %v", cwd, err)
+	}
+	st, err := os.Stat(root)
+	if err != nil || !st.IsDir() {
+		return "", usageErrorf("--cwd %s: not a directory", cwd)
+	}
+	return root, nil
+}
+
+// resolveSession picks the session: --fork makes a copy, --session opens
+// or creates one, and otherwise a new session is created in the workspace.
+func resolveSession(ctx context.Context, st session.Store, f *agentFlags, root string) (session.ID, error) {
+	if f.fork != "" && f.session != "" {
+		return "", usageErrorf("--fork and --session exclude each other: --fork makes a new session")
+	}
+	if f.fork != "" {
+		return forkSession(ctx, st, f.fork)
+	}
+	if f.session != "" {
+		id := session.ID(f.session)
+		if err := session.CheckID(id); err != nil {
+			return "", usageErrorf("--session %q: %v", f.session, err)
+		}
+		if _, err := st.Info(ctx, id); err == nil {
+			return id, nil
+		} else if !errors.Is(err, session.ErrNotFound) {
+			return "", err
+		}
+		return st.Create(ctx, &session.CreateRequest{ID: id, WorkDir: root})
+	}
+	return st.Create(ctx, &session.CreateRequest{WorkDir: root})
+}
+
+// forkSession forks spec, ID[@SEQ], and returns the new session's id.
+func forkSession(ctx context.Context, st session.Store, spec string) (session.ID, error) {
+	idStr, seqStr, hasSeq := strings.Cut(spec, "@")
+	id := session.ID(idStr)
+	info, err := st.Info(ctx, id)
+	if err != nil {
+		if errors.Is(err, session.ErrNotFound) {
+			return "", usageErrorf("session %s not found; list them with 'rein sessions list'", id)
+		}
+		return "", err
+	}
+	seq := info.LastSeq
+	if hasSeq {
+		n, err := strconv.ParseInt(seqStr, 10, 64)
+		if err != nil || n < 0 || n > info.LastSeq {
+			return "", usageErrorf("fork %s: SEQ must be a number from 0 to %d", spec, info.LastSeq)
+		}
+		seq = n
+	}
+	return session.Fork(ctx, st, id, seq)
+}
+
+// build makes the agent. ask answers approvals in ask mode (nil: deny).
+func (a *app) build(ctx context.Context, f *agentFlags, ask tool.Approver, interactive bool) (*setup, error) {
+	s := &setup{}
+	ok := false
+	defer func() {
+		if !ok {
+			s.Close()
+		}
+	}()
+	t, err := resolveTarget(f.model, f.baseURL, a.cfg, a.getenv)
+	if err != nil {
+		return nil, err
+	}
+	s.target = t
+	if s.root, err = workspace(f.cwd); err != nil {
+		return nil, err
+	}
+	if s.system, err = systemPrompt(f.system, s.root); err != nil {
+		return nil, err
+	}
+	names, err := parseToolList(f.tools, a.cfg)
+	if err != nil {
+		return nil, err
+	}
+	mode := f.approve
+	if mode == "" && a.cfg != nil {
+		mode = a.cfg.Approve
+	}
+	if mode == "" {
+		mode = "deny"
+		if interactive {
+			mode = "ask"
+		}
+	}
+	s.approve = mode
+	approver, err := newApprover(mode, ask)
+	if err != nil {
+		return nil, err
+	}
+	model, err := buildModel(t)
+	if err != nil {
+		return nil, err
+	}
+	if s.store, err = openStore(a.storeSpecValue()); err != nil {
+		return nil, err
+	}
+	sid, err := resolveSession(ctx, s.store, f, s.root)
+	if err != nil {
+		return nil, err
+	}
+	if s.kit, err = buildTools(s.root, names); err != nil {
+		return nil, err
+	}
+	maxSteps := f.maxSteps
+	if maxSteps == 0 && a.cfg != nil {
+		maxSteps = a.cfg.MaxSteps
+	}
+	s.agent, err = agent.New(&agent.Options{
+		Model: model, Provider: t.provider.name, ModelName: t.model,
+		System:   s.system,
+		Tools:    s.kit.tools,
+		Store:    s.store,
+		Session:  sid,
+		Approver: approver,
+		DryRun:   f.dryRun,
+		Closers:  s.kit.closers,
+		Notices:  s.kit.notices,
+		Limits:   agent.Limits{MaxSteps: maxSteps, MaxCost: f.maxCost},
+		Cost:     catalogCost,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("start the agent: %w", err)
+	}
+	ok = true
+	return s, nil
+}
+
+func (a *app) runCommand() *cobra.Command {
+	f := &agentFlags{}
+	var (
+		jsonOut     bool
+		timeout     time.Duration
+		showContext bool
+	)
+	cmd := &cobra.Command{
+		Use:   "run [flags] PROMPT",
+		Short: "Run one turn of the agent and exit",
+		Long: `Run sends PROMPT (or stdin, when PROMPT is -) to the model, lets it use the
+tools until it answers, and exits. The answer streams to stdout and tool
+activity to stderr; --json prints the turn's session events as NDJSON instead.
+
+Exit codes: 0 completed, 1 the turn ended in error, 2 usage or configuration
+error, 3 ended by a limit, a budget or a block, 130 cancelled (Ctrl-C).`,
+		Example: `  rein run "why does the build fail?"
+  git diff | rein run --tools none "review this diff" -
+  rein run --model ollama/qwen3 --approve auto "add a test for parse"
+  rein run --session 01J... "and now the docs"`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if showContext {
+				return cobra.MaximumNArgs(1)(cmd, args)
+			}
+			if len(args) != 1 {
+				return usageErrorf("rein run needs exactly one PROMPT argument (or - to read stdin), got %d\nRun 'rein run --help' for usage.", len(args))
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if showContext {
+				return a.showContext(cmd, f)
+			}
+			prompt := args[0]
+			if prompt == "-" {
+				b, err := io.ReadAll(a.stdin)
+				if err != nil {
+					return fmt.Errorf("read the prompt from stdin: %w", err)
+				}
+				prompt = string(b)
+			}
+			if strings.TrimSpace(prompt) == "" {
+				return usageErrorf("the prompt is empty")
+			}
+			return a.runTurn(cmd.Context(), f, prompt, jsonOut, timeout)
+		},
+	}
+	f.register(cmd)
+	cmd.Flags().BoolVar(&jsonOut, "json", false, "print the turn's session events as NDJSON on stdout")
+	cmd.Flags().DurationVar(&timeout, "timeout", 0, "end the turn after this long (e.g. 5m); exit code 3")
+	cmd.Flags().BoolVar(&showContext, "show-context", false, "print the system prompt and tools the model would be given, and exit")
+	return cmd
+}
+
+// showContext prints what the model will be given.
+func (a *app) showContext(cmd *cobra.Command, f *agentFlags) error {
+	root, err := workspace(f.cwd)
+	if err != nil {
+		return err
+	}
+	sys, err := systemPrompt(f.system, root)
+	if err != nil {
+		return err
+	}
+	names, err := parseToolList(f.tools, a.cfg)
+	if err != nil {
+		return err
+	}
+	kit, err := buildTools(root, names)
+	if err != nil {
+		return err
+	}
+	for _, c := range kit.closers {
+		defer c.Close()
+	}
+	w := cmd.OutOrStdout()
+	fmt.Fprintln(w, "# System prompt")
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, sys)
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "# Context files")
+	files := contextFiles(root)
+	if len(files) == 0 {
+		fmt.Fprintln(w, "(none: add AGENTS.md or CLAUDE.md to the workspace or a parent up to the repository root)")
+	}
+	for _, p := range files {
+		fmt.Fprintln(w, p)
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "# Tools")
+	for _, t := range kit.tools {
+		sp := t.Spec()
+		desc, _, _ := strings.Cut(sp.Description, "\n")
+		fmt.Fprintf(w, "%-12s %s\n", sp.Name, desc)
+	}
+	return nil
+}
+
+// runTurn runs one turn and maps its end to an exit code.
+func (a *app) runTurn(ctx context.Context, f *agentFlags, prompt string, jsonOut bool, timeout time.Duration) error {
+	interactive := isTerminal(os.Stdin)
+	s, err := a.build(ctx, f, &ttyApprover{out: a.stderr}, interactive)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+
+	// The turn runs on its own context: the first Ctrl-C cancels it through
+	// the agent so the log records why, and the turn is closed cleanly.
+	runCtx := context.WithoutCancel(ctx)
+	done := make(chan struct{})
+	defer close(done)
+	var timer <-chan time.Time
+	if timeout > 0 {
+		tm := time.NewTimer(timeout)
+		defer tm.Stop()
+		timer = tm.C
+	}
+	go func() {
+		select {
+		case <-ctx.Done():
+			s.agent.Cancel("user")
+		case <-timer:
+			s.agent.Cancel("timeout")
+		case <-done:
+		}
+	}()
+
+	var r renderer
+	if jsonOut {
+		r = &jsonRenderer{w: bufio.NewWriter(a.stdout)}
+	} else {
+		r = newTextRenderer(a.stdout, a.stderr)
+	}
+	var end *session.TurnEnd
+	var runErr error
+	for ev, err := range s.agent.Stream(runCtx, &agent.RunRequest{Prompt: prompt}) {
+		if err != nil {
+			runErr = err
+			break
+		}
+		if te, ok := ev.Data.(*session.TurnEnd); ok {
+			end = te
+		}
+		r.event(ev)
+	}
+	r.flush()
+	fmt.Fprintf(a.stderr, "session %s\n", s.agent.Session())
+	return turnExit(end, runErr)
+}
+
+// turnExit maps how a turn ended to the process's exit code.
+func turnExit(end *session.TurnEnd, runErr error) error {
+	if end == nil {
+		if runErr == nil {
+			runErr = errors.New("the turn ended without a record of why")
+		}
+		return &codeError{code: exitError, err: runErr}
+	}
+	switch end.Reason {
+	case session.EndCompleted:
+		return nil
+	case session.EndAborted:
+		if end.Cause == "user" {
+			return &codeError{code: exitCancelled, err: errors.New("cancelled")}
+		}
+		return &codeError{code: exitStopped, err: fmt.Errorf("the turn was stopped (%s)", end.Cause)}
+	case session.EndMaxSteps:
+		return &codeError{code: exitStopped, err: errors.New("the turn reached its step limit; raise it with --max-steps or continue with --session")}
+	case session.EndBudget:
+		return &codeError{code: exitStopped, err: fmt.Errorf("the turn reached its budget: %s", end.Message)}
+	case session.EndBlocked:
+		return &codeError{code: exitStopped, err: fmt.Errorf("the turn was blocked: %s", end.Message)}
+	case session.EndMaxTokens:
+		return &codeError{code: exitStopped, err: errors.New("the model hit its output token limit; continue with --session")}
+	}
+	msg := end.Message
+	if msg == "" && runErr != nil {
+		msg = runErr.Error()
+	}
+	if msg == "" {
+		msg = string(end.Reason)
+	}
+	return &codeError{code: exitError, err: fmt.Errorf("the turn ended in error: %s", msg)}
+}
+
+// isTerminal reports whether f is a character device (a terminal).
+func isTerminal(f *os.File) bool {
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+// ttyApprover asks the person at the terminal, reading /dev/tty.
+type ttyApprover struct {
+	out io.Writer
+}
+
+func (t *ttyApprover) Approve(ctx context.Context, req *tool.ApprovalRequest) (tool.Approval, error) {
+	tty, err := os.Open("/dev/tty")
+	if err != nil {
+		return tool.Approval{Verdict: tool.Deny, Reason: "no terminal to ask on; use --approve auto or deny"}, nil
+	}
+	defer tty.Close()
+	what := req.Command
+	if what == "" {
+		what = req.Path
+	}
+	if what == "" {
+		what = shorten(string(req.Args), 80)
+	}
+	fmt.Fprintf(t.out, "\nrein: allow %s %s? [y]es / [n]o / [a]lways for this tool: ", req.Tool, what)
+	line, err := bufio.NewReader(tty).ReadString('\n')
+	if err != nil && line == "" {
+		return tool.Approval{Verdict: tool.Deny, Reason: "no answer"}, nil
+	}
+	switch strings.ToLower(strings.TrimSpace(line)) {
+	case "y", "yes":
+		return tool.Approval{Verdict: tool.Allow, Reason: "approved at the terminal"}, nil
+	case "a", "always":
+		return tool.Approval{Verdict: tool.Allow, Always: true, Reason: "approved for the session at the terminal"}, nil
+	}
+	return tool.Approval{Verdict: tool.Deny, Reason: "denied at the terminal"}, nil
+}
+
+// shorten cuts s to n runes with an ellipsis, on one line.
+func shorten(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n-1]) + "…"
+}
