@@ -102,18 +102,37 @@ type StepEndInput struct {
 	Finish  llm.FinishReason
 }
 
-// Handler function types, one per point. A nil decision means continue.
-type (
-	PromptFunc      func(ctx context.Context, in *PromptInput) (PromptDecision, error)
-	RequestFunc     func(ctx context.Context, in *RequestInput) (RequestDecision, error)
-	GateFunc        func(ctx context.Context, in *ToolInput) (GateDecision, error)
-	ApprovalFunc    func(ctx context.Context, in *ToolInput) (ApprovalDecision, error)
-	ToolResultFunc  func(ctx context.Context, in *ToolResultInput) (ResultDecision, error)
-	ToolErrorFunc   func(ctx context.Context, in *ToolErrorInput) (SubstituteDecision, error)
-	UnknownToolFunc func(ctx context.Context, in *UnknownToolInput) (SubstituteDecision, error)
-	FinalizeFunc    func(ctx context.Context, in *FinalizeInput) (FinalizeDecision, error)
-	StepEndFunc     func(ctx context.Context, in *StepEndInput) (StepEndDecision, error)
-)
+// PromptFunc handles a prompt submit: continue (nil), *EditPrompt or *Deny.
+type PromptFunc func(ctx context.Context, in *PromptInput) (PromptDecision, error)
+
+// RequestFunc handles the point before a model request: continue (nil),
+// *ReplaceRequest, *RewriteMessages or *Stop.
+type RequestFunc func(ctx context.Context, in *RequestInput) (RequestDecision, error)
+
+// GateFunc handles a tool gate or pre-tool-use point: continue (nil),
+// *EditArgs, *Deny or *Substitute.
+type GateFunc func(ctx context.Context, in *ToolInput) (GateDecision, error)
+
+// ApprovalFunc handles approval: no opinion (nil), *Allow, *Ask or *Deny.
+type ApprovalFunc func(ctx context.Context, in *ToolInput) (ApprovalDecision, error)
+
+// ToolResultFunc handles a tool's result: keep it (nil) or *RewriteResult.
+type ToolResultFunc func(ctx context.Context, in *ToolResultInput) (ResultDecision, error)
+
+// ToolErrorFunc handles a tool's failure: the default "Tool error: …"
+// result (nil) or *Substitute.
+type ToolErrorFunc func(ctx context.Context, in *ToolErrorInput) (SubstituteDecision, error)
+
+// UnknownToolFunc handles a call of a tool that does not exist: the
+// default "Unknown tool: …" result (nil) or *Substitute.
+type UnknownToolFunc func(ctx context.Context, in *UnknownToolInput) (SubstituteDecision, error)
+
+// FinalizeFunc handles a final answer: end the turn (nil or *Stop) or
+// continue it with a *Nudge.
+type FinalizeFunc func(ctx context.Context, in *FinalizeInput) (FinalizeDecision, error)
+
+// StepEndFunc handles the end of a step: go on (nil) or *Stop.
+type StepEndFunc func(ctx context.Context, in *StepEndInput) (StepEndDecision, error)
 
 // Error is a handler's failure: it returned an error or panicked. The
 // boundary it guarded fails closed.
@@ -715,12 +734,15 @@ type DispatchedInput struct {
 	Outcome string
 }
 
-// Notification function types. They cannot change anything; a panic or
-// error in one is logged by the agent and otherwise ignored.
-type (
-	PostToolFunc   func(ctx context.Context, in *PostToolInput) error
-	DispatchedFunc func(ctx context.Context, in *DispatchedInput) error
-)
+// PostToolFunc is told that an executed call ended. It cannot change
+// anything; its panic or error is reported by the agent and otherwise
+// ignored.
+type PostToolFunc func(ctx context.Context, in *PostToolInput) error
+
+// DispatchedFunc is told how a call was settled. It cannot change
+// anything; its panic or error is reported by the agent and otherwise
+// ignored.
+type DispatchedFunc func(ctx context.Context, in *DispatchedInput) error
 
 // PostTool registers a post-tool-use notification.
 func (s *Set) PostTool(name string, f PostToolFunc) *Set {
