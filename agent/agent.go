@@ -40,6 +40,7 @@ type BudgetError struct {
 	Used   float64
 }
 
+// Error says which budget was reached and how to go on.
 func (e *BudgetError) Error() string {
 	return fmt.Sprintf("agent: %s budget reached (used %g of %g); raise Limits.Max%s to continue", e.Budget, e.Used, e.Limit, map[string]string{"cost": "Cost", "tokens": "Tokens"}[e.Budget])
 }
@@ -53,6 +54,7 @@ type TurnError struct {
 	Err    error
 }
 
+// Error says how the turn ended and why.
 func (e *TurnError) Error() string { return fmt.Sprintf("agent: turn ended %s: %v", e.Reason, e.Err) }
 
 // Unwrap returns the cause.
