@@ -25,8 +25,10 @@
 // tracked. Output over the limit keeps its head and tail with a marker
 // naming the spill file that holds all of it.
 //
-// A read-only Policy does not make commands read-only: the shell can
-// change anything its user can. To keep a session from changing the
+// The shell is not a jail: commands can read and write anything the
+// user running rein can, inside the workspace or not; run rein in a
+// container or VM for isolation. Likewise a read-only Policy does not
+// make commands read-only. To keep a session from changing the
 // workspace, list read-only commands in CommandRules.Allow, or leave the
 // shell tools out.
 //

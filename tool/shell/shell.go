@@ -92,6 +92,7 @@ type Shell struct {
 
 	mu      sync.Mutex
 	tasks   map[string]*task
+	fg      map[int]chan struct{} // running foreground commands by process group
 	order   []string
 	exits   []TaskExit
 	closed  bool
@@ -121,7 +122,7 @@ func New(opts *Options) *Shell {
 	if o.OutputLimit <= 0 {
 		o.OutputLimit = 30_000
 	}
-	s := &Shell{o: o, tasks: make(map[string]*task), log: o.Logger}
+	s := &Shell{o: o, tasks: make(map[string]*task), fg: make(map[int]chan struct{}), log: o.Logger}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
@@ -164,14 +165,18 @@ func (s *Shell) Drain() []TaskExit {
 	return out
 }
 
-// Close kills every running background task with its process group,
-// waits for them, and refuses further commands. The killed tasks are
+// Close kills every running background task and foreground command with
+// its process group, waits for them, and refuses further commands. The killed tasks are
 // reported by Drain. Close is idempotent.
 func (s *Shell) Close() error {
 	s.closeMu.Lock()
 	defer s.closeMu.Unlock()
 	s.mu.Lock()
 	s.closed = true
+	for pgid, stop := range s.fg {
+		close(stop)
+		delete(s.fg, pgid)
+	}
 	var running []*task
 	for _, id := range s.order {
 		if t := s.tasks[id]; !t.isDone() {
@@ -373,11 +378,27 @@ func (s *Shell) callShell(ctx context.Context, call *tool.Call) (*tool.Result, e
 // run runs a foreground command to its end, its time limit, or ctx's end.
 func (s *Shell) run(ctx context.Context, command string, limit time.Duration) (*tool.Result, error) {
 	began := time.Now()
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return tool.Errorf("the shell is closed; commands cannot run"), nil
+	}
 	cmd, out, err := s.start(command)
 	if err != nil {
+		s.mu.Unlock()
 		return tool.Errorf("could not start %s: %v", s.shell, err), nil
 	}
 	pgid := cmd.Process.Pid
+	stopped := make(chan struct{}) // closed by Close to stop this command
+	s.fg[pgid] = stopped
+	s.wg.Add(1)
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		delete(s.fg, pgid)
+		s.mu.Unlock()
+		s.wg.Done()
+	}()
 	c := &capture{limit: s.o.OutputLimit, openSpill: func() (*os.File, string, error) { return s.spillFile("shell") }}
 	readDone := make(chan struct{})
 	go func() {
@@ -401,6 +422,10 @@ func (s *Shell) run(ctx context.Context, command string, limit time.Duration) (*
 		<-exited
 	case <-ctx.Done():
 		reason = "cancelled"
+		killGroup(pgid, s.o.KillGrace, exited)
+		<-exited
+	case <-stopped:
+		reason = "closed"
 		killGroup(pgid, s.o.KillGrace, exited)
 		<-exited
 	}
@@ -444,6 +469,9 @@ func (s *Shell) run(ctx context.Context, command string, limit time.Duration) (*
 	code := cmd.ProcessState.ExitCode()
 	res := &tool.Result{Meta: map[string]any{"exit_code": code, "duration_ms": elapsed.Milliseconds()}}
 	switch {
+	case reason == "closed":
+		b.WriteString("Stopped: the shell was closed while the command ran.")
+		res.IsError = true
 	case reason == "timeout":
 		fmt.Fprintf(&b, "Timed out after %s: the command and every process it started were stopped. For long jobs use run_in_background, or give a larger timeout.", limit)
 		res.IsError = true

@@ -431,3 +431,16 @@ func TestProgressReportsDescription(t *testing.T) {
 		t.Errorf("progress (-want +got):\n%s", diff)
 	}
 }
+
+func TestCloseStopsForegroundCommand(t *testing.T) {
+	s, root := newShell(t, nil)
+	done := make(chan *tool.Result)
+	go func() { done <- callTool(t, s, "shell", `{"command":"`+spawner+`"}`) }()
+	pids := readPids(t, root, "leader.pid", "gc1.pid", "gc2.pid")
+	s.Close()
+	res := <-done
+	if !res.IsError || !strings.Contains(text(res), "the shell was closed") {
+		t.Errorf("result = %s", text(res))
+	}
+	waitGone(t, pids...)
+}
