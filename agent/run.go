@@ -323,6 +323,7 @@ func (r *runState) runTurn(parts []llm.Part) (*Result, error) {
 
 // end closes the turn and builds the result.
 func (r *runState) end(reason session.EndReason, cause, msg, code string, err error) (*Result, error) {
+	r.a.log.Debug("turn ended", "session", r.a.sid, "turn", r.turn, "run", r.id, "reason", reason, "cause", cause, "steps", r.steps)
 	if r.fatal == nil {
 		r.emit(&session.TurnEnd{Reason: reason, Cause: cause, Message: msg, Code: code})
 		r.flush()
@@ -687,6 +688,7 @@ func (r *runState) callModel(req *llm.Request) (*llm.Assembler, modelStatus, err
 			var pe *llm.ProviderError
 			if errors.As(err, &pe) && pe.Retryable() && attempt <= a.retry.MaxRetries {
 				delay := r.backoff(attempt, pe.RetryAfter)
+				a.log.Info("model request failed; retrying", "session", a.sid, "turn", r.turn, "attempt", attempt, "kind", pe.Kind, "status", pe.StatusCode, "delay", delay)
 				r.emit(&session.Retry{Attempt: attempt, Kind: string(pe.Kind), Delay: delay, Error: err.Error()})
 				if !r.flush() {
 					return nil, modelFailed, r.fatal
@@ -709,6 +711,7 @@ func (r *runState) callModel(req *llm.Request) (*llm.Assembler, modelStatus, err
 		}
 		if r.target+1 < len(a.targets) && canFallback(last) {
 			next := a.targets[r.target+1]
+			a.log.Warn("falling back to the next model", "session", a.sid, "from", t.Provider+"/"+t.Model, "to", next.Provider+"/"+next.Model, "err", last)
 			r.emit(&session.Fallback{FromProvider: t.Provider, FromModel: t.Model, ToProvider: next.Provider, ToModel: next.Model, Reason: last.Error()})
 			r.target++
 			r.header(next, false)
