@@ -14,6 +14,10 @@
 //	tools := fs.NewTools(policy, nil) // read, write, edit, multi_edit, ls, glob, grep
 //	// register tools with the agent; each call's Session keys the read-state
 //
+// glob and grep skip the .git and .rein directories (.rein holds rein's
+// spilled outputs; read them by path) and files ignored by .gitignore
+// files, nested ones and negations included.
+//
 // All model-facing text (results and errors) says what happened and what
 // to do next. Output is bounded: long files are read in ranges, long
 // lines are cut, and listings and searches stop at a limit with a marker

@@ -104,7 +104,7 @@ type walkFunc func(rel string, d iofs.DirEntry) error
 var errSkipDir = iofs.SkipDir
 
 // walk visits the tree below start (relative to the root) in lexical
-// order, skipping .git, entries ignored by .gitignore files (when
+// order, skipping .git and .rein (rein's spill files), entries ignored by .gitignore files (when
 // gitignore is set) and never descending into symlinked directories.
 func (t *tools) walk(ctx context.Context, start string, gitignore bool, fn walkFunc) error {
 	var stack ignoreStack
@@ -164,8 +164,8 @@ func (t *tools) walkDir(ctx context.Context, dir string, gitignore bool, stack i
 			rel = dir + "/" + name
 		}
 		isDir := e.IsDir()
-		if isDir && name == ".git" {
-			continue
+		if isDir && (name == ".git" || name == ".rein") {
+			continue // version control and rein's own spills are noise in searches
 		}
 		if gitignore && stack.ignored(rel, isDir) {
 			continue
