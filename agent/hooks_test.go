@@ -373,3 +373,32 @@ func TestB38_FollowUpsAndSteersPassThePromptGate(t *testing.T) {
 		t.Errorf("prompt.blocked = %+v", pb)
 	}
 }
+
+func TestObserversOfChunksSeeStreamDeltas(t *testing.T) {
+	var mu sync.Mutex
+	var got string
+	all := 0
+	hs := new(hook.Set).
+		Observe("typing", session.TypeAssistantChunk, func(ev session.Event) {
+			mu.Lock()
+			got += ev.Data.(*session.AssistantChunk).Deltas[0].Text
+			mu.Unlock()
+		}).
+		Observe("log", "*", func(ev session.Event) {
+			mu.Lock()
+			if ev.Seq == 0 {
+				t.Error("a \"*\" observer saw a transient delta")
+			}
+			all++
+			mu.Unlock()
+		})
+	h := newHarness(t, &agent.Options{Hooks: hs}, llmtest.Chunks(&llm.TextDelta{Text: "ty"}, &llm.TextDelta{Text: "ping"}, &llm.Finish{Reason: llm.FinishStop}))
+	h.run("go")
+	n := len(h.events())
+	h.a.Close()
+	mu.Lock()
+	defer mu.Unlock()
+	if got != "typing" || all != n {
+		t.Errorf("deltas %q, logged events seen %d of %d", got, all, n)
+	}
+}

@@ -885,7 +885,7 @@ func (r *runState) stream(t Target, req *llm.Request, asm *llm.Assembler) error 
 			r.ttft = r.a.opts.Now().Sub(r.started)
 		}
 		asm.Add(c)
-		if r.sink != nil && !r.sunk {
+		if (r.sink != nil && !r.sunk) || r.a.bus.Has() {
 			r.delta(c)
 		}
 	}
@@ -918,7 +918,8 @@ func (r *runState) delta(c llm.Chunk) {
 	}
 	ev := session.Event{Time: r.a.opts.Now(), Session: r.a.sid, Turn: r.turn, Run: r.id, Agent: r.a.opts.Name,
 		Data: &session.AssistantChunk{Step: r.step, Deltas: []session.ChunkDelta{d}}}
-	if !r.sink(ev) {
+	r.a.bus.PublishTransient(ev)
+	if r.sink != nil && !r.sunk && !r.sink(ev) {
 		r.sunk = true
 		r.a.Cancel("stream-closed")
 	}

@@ -181,6 +181,29 @@ func (b *Bus) Publish(ev session.Event) {
 	}
 }
 
+// PublishTransient offers a transient event (one that is never written
+// to the log, such as a stream delta with Seq 0) to the observers of its
+// exact type; "*" observers see only logged events.
+func (b *Bus) PublishTransient(ev session.Event) {
+	p := b.subs.Load()
+	if p == nil || len(*p) == 0 {
+		return
+	}
+	typ := ev.Data.EventType()
+	b.sendMu.RLock()
+	defer b.sendMu.RUnlock()
+	for _, x := range *b.subs.Load() {
+		if x.gone || x.Type != typ {
+			continue
+		}
+		select {
+		case x.ch <- ev:
+		default:
+			x.dropped.Add(1)
+		}
+	}
+}
+
 // Stats reports, for every subscription made, how many events it was
 // given, lost and panicked on.
 func (b *Bus) Stats() []ObserverStats {

@@ -252,8 +252,10 @@ func (s *Set) StepEnd(name string, f StepEndFunc) *Set {
 	return s
 }
 
-// Observe subscribes fn to events of eventType ("*" for all). The agent
-// delivers them through its Bus.
+// Observe subscribes fn to events of eventType ("*" for every logged
+// event). The agent delivers them through its Bus. Transient stream
+// deltas — assistant.chunk events with Seq 0, never logged — go to
+// observers of "assistant.chunk" only.
 func (s *Set) Observe(name, eventType string, fn Observer) *Set {
 	s.observers = append(s.observers, Subscription{Name: name, Type: eventType, Fn: fn})
 	return s
