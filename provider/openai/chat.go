@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"iter"
+	"strings"
 
 	"github.com/reinhq/rein/llm"
 )
@@ -47,7 +48,11 @@ func (c *Chat) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.Chunk
 		}
 		defer res.Body.Close()
 		d := newChatDecoder(c.cfg.provider, req.Model, requestID(res.Header))
-		if err := d.run(res.Body, yield); err != nil && !errors.Is(err, errStopped) {
+		run := d.run
+		if isJSON(res.Header.Get("Content-Type")) {
+			run = d.runWhole // a server that ignored "stream": true
+		}
+		if err := run(res.Body, yield); err != nil && !errors.Is(err, errStopped) {
 			yield(nil, streamFailure(ctx, c.cfg.provider, d.reqID, err))
 		}
 	}
@@ -83,6 +88,7 @@ type chatChunk struct {
 type chatChoice struct {
 	Index        int        `json:"index"`
 	Delta        chatDelta  `json:"delta"`
+	Message      *chatDelta `json:"message"` // a whole, non-streamed answer
 	FinishReason string     `json:"finish_reason"`
 	Usage        *chatUsage `json:"usage"` // some servers put it here
 }
@@ -240,6 +246,31 @@ func (d *chatDecoder) run(r io.Reader, yield func(llm.Chunk, error) bool) error 
 	return d.end(yield)
 }
 
+// runWhole reads a non-streamed chat.completion (or an error object) and
+// yields it as chunks, for servers that answer "stream": true with JSON.
+func (d *chatDecoder) runWhole(r io.Reader, yield func(llm.Chunk, error) bool) error {
+	body, err := io.ReadAll(io.LimitReader(r, maxEventSize+1))
+	if err != nil {
+		return err
+	}
+	if len(body) > maxEventSize {
+		return errEventTooLarge
+	}
+	if _, err := d.event(body, yield); err != nil {
+		return err
+	}
+	if !d.finished {
+		return errTruncated
+	}
+	return d.end(yield)
+}
+
+func isJSON(contentType string) bool {
+	mt, _, _ := strings.Cut(contentType, ";")
+	mt = strings.TrimSpace(strings.ToLower(mt))
+	return mt == "application/json" || strings.HasSuffix(mt, "+json")
+}
+
 // event folds one data payload in. It reports done when the response is
 // complete: the finish has arrived and usage with or after it.
 func (d *chatDecoder) event(data []byte, yield func(llm.Chunk, error) bool) (bool, error) {
@@ -267,7 +298,11 @@ func (d *chatDecoder) event(data []byte, yield func(llm.Chunk, error) bool) (boo
 		if ch.Index != 0 {
 			continue // rein asks for one choice
 		}
-		if !d.delta(&ch.Delta, yield) {
+		dl := &ch.Delta
+		if ch.Message != nil {
+			dl = ch.Message
+		}
+		if !d.delta(dl, yield) {
 			return false, errStopped
 		}
 		if ch.Usage != nil {
@@ -326,10 +361,9 @@ func (d *chatDecoder) delta(dl *chatDelta, yield func(llm.Chunk, error) bool) bo
 			if !yield(&llm.BlockStart{Index: call.block, Kind: llm.BlockToolCall, ID: llm.CallID(tc.ID), Name: tc.Function.Name}, nil) {
 				return false
 			}
-			if tc.Function.Arguments == "" {
-				continue
-			}
-			if !yield(&llm.ToolCallDelta{Index: call.block, Args: string(tc.Function.Arguments)}, nil) {
+			// The first delta repeats id and name for consumers that
+			// read deltas only.
+			if !yield(&llm.ToolCallDelta{Index: call.block, ID: llm.CallID(tc.ID), Name: tc.Function.Name, Args: string(tc.Function.Arguments)}, nil) {
 				return false
 			}
 			continue

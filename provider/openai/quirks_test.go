@@ -276,3 +276,34 @@ func TestEarlyBreakClosesBody(t *testing.T) {
 		})
 	}
 }
+
+func TestChatNonStreamedAnswer(t *testing.T) {
+	body := []byte(`{"id":"x","object":"chat.completion","model":"qwen3","choices":[{"index":0,"message":{"role":"assistant","content":"Sure.","reasoning_content":"easy","tool_calls":[{"id":"c1","type":"function","function":{"name":"f","arguments":"{}"}},{"id":"c2","type":"function","function":{"name":"g","arguments":"{\"a\":1}"}}]},"finish_reason":"tool_calls"}],"usage":{"prompt_tokens":9,"completion_tokens":3}}`)
+	srv, _ := serve(t, 200, map[string][]string{"Content-Type": {"application/json; charset=utf-8"}}, body)
+	m := newTestModel(t, "chat", &Options{Provider: ProviderVLLM, BaseURL: srv.URL + "/v1"})
+	var chunks []llm.Chunk
+	for c, err := range m.Stream(context.Background(), &llm.Request{Model: "qwen3"}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		chunks = append(chunks, c)
+	}
+	checkProtocol(t, chunks)
+	var a llm.Assembler
+	for _, c := range chunks {
+		a.Add(c)
+	}
+	r := a.Response()
+	want := []llm.Part{
+		&llm.Reasoning{Text: "easy"},
+		&llm.Text{Text: "Sure."},
+		&llm.ToolCall{ID: "c1", Name: "f", Args: json.RawMessage(`{}`)},
+		&llm.ToolCall{ID: "c2", Name: "g", Args: json.RawMessage(`{"a":1}`)},
+	}
+	if diff := cmp.Diff(want, r.Message.Parts); diff != "" {
+		t.Errorf("parts (-want +got):\n%s", diff)
+	}
+	if r.Finish != llm.FinishToolCalls || r.Usage != (llm.Usage{Input: 9, Output: 3}) {
+		t.Errorf("finish %q usage %+v", r.Finish, r.Usage)
+	}
+}

@@ -198,7 +198,9 @@ func (d *respDecoder) event(data []byte, yield func(llm.Chunk, error) bool) (boo
 			case "function_call":
 				b := d.open(e.OutputIndex, llm.BlockToolCall)
 				b.id = it.CallID
-				ok = yield(&llm.BlockStart{Index: b.block, Kind: llm.BlockToolCall, ID: llm.CallID(it.CallID), Name: it.Name}, nil)
+				ok = yield(&llm.BlockStart{Index: b.block, Kind: llm.BlockToolCall, ID: llm.CallID(it.CallID), Name: it.Name}, nil) &&
+					yield(&llm.ToolCallDelta{Index: b.block, ID: llm.CallID(it.CallID), Name: it.Name, Args: it.Arguments}, nil)
+				b.streamd = it.Arguments != ""
 			}
 		}
 	case "response.output_text.delta", "response.refusal.delta":
