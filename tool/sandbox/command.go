@@ -318,8 +318,9 @@ func (c *checker) shell(name string, args []word, sc simple, depth int) error {
 		}
 		v := w.val
 		if v == "--" || !strings.HasPrefix(v, "-") && !strings.HasPrefix(v, "+") {
-			// A script file: what it runs cannot be seen from here.
-			return nil
+			// A script file: what it runs cannot be seen from here, so
+			// with an allow-list the shell itself must be allowed.
+			return c.match(append([]word{{val: name, raw: name, lit: true}}, args...), true)
 		}
 		if v == "-o" || v == "+o" || v == "-O" || v == "+O" || v == "--rcfile" || v == "--init-file" {
 			i++

@@ -183,6 +183,8 @@ func TestCommandRulesAllow(t *testing.T) {
 		{"sudo go build", false},
 		{"echo $(whoami)", false},
 		{"bash -c 'ls'", true},
+		{"bash script.sh", false},
+		{"source script.sh", false},
 	}
 	for _, tt := range tests {
 		err := r.Check(tt.line)
