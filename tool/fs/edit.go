@@ -251,6 +251,17 @@ func replace(content, name string, e editOp) (out string, n, at int, msg string)
 		return "", 0, 0, "old_string and new_string are the same; nothing would change"
 	}
 	count := strings.Count(content, e.OldString)
+	if count == 0 && strings.Contains(e.OldString, "\n") && strings.Contains(content, "\r\n") {
+		// read shows CRLF files without the CRs: match them as the file has them.
+		crlf := editOp{
+			OldString:  strings.ReplaceAll(strings.ReplaceAll(e.OldString, "\r\n", "\n"), "\n", "\r\n"),
+			NewString:  strings.ReplaceAll(strings.ReplaceAll(e.NewString, "\r\n", "\n"), "\n", "\r\n"),
+			ReplaceAll: e.ReplaceAll,
+		}
+		if strings.Contains(content, crlf.OldString) {
+			return replace(content, name, crlf)
+		}
+	}
 	switch {
 	case count == 0:
 		return "", 0, 0, notFound(content, name, e.OldString)

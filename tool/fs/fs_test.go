@@ -472,3 +472,17 @@ func FuzzIgnore(f *testing.F) {
 		_ = stack.ignored(rel, dir) // must not panic or hang
 	})
 }
+
+func TestEditCRLF(t *testing.T) {
+	ws := workspace(t)
+	os.WriteFile(filepath.Join(ws, "win.txt"), []byte("one\r\ntwo\r\nthree\r\n"), 0o644)
+	ts := NewTools(&sandbox.Policy{Root: ws}, nil)
+	runSteps(t, ws, ts, []step{
+		{tool: "read", args: `{"path":"win.txt"}`},
+		{tool: "edit", args: `{"path":"win.txt","old_string":"one\ntwo","new_string":"1\n2"}`},
+	})
+	data, _ := os.ReadFile(filepath.Join(ws, "win.txt"))
+	if string(data) != "1\r\n2\r\nthree\r\n" {
+		t.Errorf("win.txt = %q, want CRLF kept", data)
+	}
+}
