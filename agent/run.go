@@ -349,9 +349,6 @@ func (r *runState) loop() (*Result, error) {
 	a := r.a
 	for {
 		r.deliver()
-		if !r.flush() {
-			return r.end(session.EndError, "", "", "", nil)
-		}
 		if r.isCancelled() {
 			return r.end(session.EndAborted, r.causeOf(), "", "", nil)
 		}
@@ -366,6 +363,12 @@ func (r *runState) loop() (*Result, error) {
 		r.stepBytes = 0
 		r.stepStart = a.opts.Now()
 		r.emit(&session.StepStart{Step: r.step})
+		r.header(a.targets[r.target], r.step == 1)
+		// One write opens the step: what arrived since the last step, the
+		// step's start and header. The request is built from it.
+		if !r.flush() {
+			return r.end(session.EndError, "", "", "", nil)
+		}
 
 		req, err := r.request()
 		if err != nil {
@@ -441,9 +444,7 @@ func (r *runState) loop() (*Result, error) {
 			}
 		}
 		if hasCalls {
-			if !r.flush() {
-				return r.end(session.EndError, "", "", "", nil)
-			}
+			// The assistant message is written with the first tool.call.
 			abort = r.runTools(msg.Parts)
 		}
 
@@ -455,6 +456,7 @@ func (r *runState) loop() (*Result, error) {
 			r.records(sout.Records, "")
 		}
 		r.emit(&session.StepEnd{Step: r.step, Usage: u, Finish: finish})
+		r.flush() // the end of a step is a durability point
 		switch {
 		case r.fatal != nil:
 			return r.end(session.EndError, "", "", "", nil)
@@ -602,8 +604,8 @@ func (r *runState) admit(q queued) ([]llm.Part, bool) {
 	return out.Parts, true
 }
 
-// request builds this step's request from the derived history, writing a
-// request header when what it names changed and repairing pairing.
+// request builds this step's request from the derived history and
+// records the pairing repairs it needs.
 func (r *runState) request() (*llm.Request, error) {
 	a := r.a
 	t := a.targets[r.target]
@@ -622,7 +624,6 @@ func (r *runState) request() (*llm.Request, error) {
 			r.emit(&reps[i])
 		}
 	}
-	r.header(t, r.step == 1)
 	// The Model contract lets the caller reuse a request once its stream
 	// is done, so each step refills the run's one request.
 	req := &r.req

@@ -235,7 +235,8 @@ func (b *batch) commit() {
 		b.next++
 		n++
 	}
-	if n > 0 {
+	// The last results are written with the step's end.
+	if n > 0 && b.next < len(b.calls) {
 		r.flush()
 	}
 }
