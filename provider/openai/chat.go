@@ -453,6 +453,9 @@ func (d *chatDecoder) end(yield func(llm.Chunk, error) bool) error {
 	if reason == llm.FinishStop && d.refused {
 		reason = llm.FinishFiltered
 	}
+	if reason == llm.FinishStop && len(d.calls) > 0 {
+		reason = llm.FinishToolCalls // llama.cpp and others say "stop"
+	}
 	if !yield(&llm.Finish{Reason: reason, Provenance: &llm.Provenance{Provider: d.provider, Model: d.model}}, nil) {
 		return errStopped
 	}

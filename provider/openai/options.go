@@ -113,8 +113,8 @@ func Presets() []string {
 	return names
 }
 
-// Preset returns the Options for a named server: its base URL, provider
-// name and wire quirks. The key is read from the provider's environment
+// Preset returns the Options for a named server: its base URL (for openai,
+// $OPENAI_BASE_URL when set), provider name and wire quirks. The key is read from the provider's environment
 // variable when the model is built, so set APIKey to override it. For
 // "openai-compatible" set BaseURL before use.
 func Preset(name string) (Options, error) {
@@ -123,7 +123,13 @@ func Preset(name string) (Options, error) {
 		return Options{}, fmt.Errorf("%w %q; use one of %s", ErrUnknownProvider, name, strings.Join(Presets(), ", "))
 	}
 	c := info.compat
-	return Options{BaseURL: info.baseURL, Provider: name, Compat: &c}, nil
+	base := info.baseURL
+	if name == ProviderOpenAI {
+		if v := os.Getenv("OPENAI_BASE_URL"); v != "" {
+			base = v
+		}
+	}
+	return Options{BaseURL: base, Provider: name, Compat: &c}, nil
 }
 
 // config is Options resolved against the environment and presets.

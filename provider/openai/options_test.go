@@ -103,3 +103,15 @@ func TestSSEReader(t *testing.T) {
 		t.Errorf("long line: %d bytes, %v", len(d), err)
 	}
 }
+
+func TestPresetOpenAIBaseURLFromEnv(t *testing.T) {
+	t.Setenv("OPENAI_BASE_URL", "https://proxy.example/v1")
+	o, err := Preset(ProviderOpenAI)
+	if err != nil || o.BaseURL != "https://proxy.example/v1" {
+		t.Errorf("Preset(openai) = %q, %v; want the base URL from $OPENAI_BASE_URL", o.BaseURL, err)
+	}
+	t.Setenv("OPENAI_BASE_URL", "")
+	if o, _ := Preset(ProviderOpenAI); o.BaseURL != "https://api.openai.com/v1" {
+		t.Errorf("Preset(openai) without env = %q", o.BaseURL)
+	}
+}

@@ -307,3 +307,32 @@ func TestChatNonStreamedAnswer(t *testing.T) {
 		t.Errorf("finish %q usage %+v", r.Finish, r.Usage)
 	}
 }
+
+func TestFinishChunkSaysToolCalls(t *testing.T) {
+	tests := []struct {
+		name, api string
+		body      []byte
+	}{
+		{name: "chat stop with calls", api: "chat", body: sse(`{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"a","function":{"name":"f","arguments":"{}"}}]},"finish_reason":"stop"}]}`)},
+		{name: "responses completed with calls", api: "responses", body: sse(
+			`{"type":"response.output_item.added","output_index":0,"item":{"type":"function_call","call_id":"a","name":"f","arguments":""}}`,
+			`{"type":"response.completed","response":{"id":"r","model":"m"}}`)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv, _ := serve(t, 200, map[string][]string{"Content-Type": {"text/event-stream"}}, tt.body)
+			m := newTestModel(t, tt.api, &Options{APIKey: "k", BaseURL: srv.URL + "/v1"})
+			var last llm.Chunk
+			for c, err := range m.Stream(context.Background(), &llm.Request{Model: "m"}) {
+				if err != nil {
+					t.Fatal(err)
+				}
+				last = c
+			}
+			f, ok := last.(*llm.Finish)
+			if !ok || f.Reason != llm.FinishToolCalls {
+				t.Errorf("last chunk %#v, want Finish tool-calls", last)
+			}
+		})
+	}
+}

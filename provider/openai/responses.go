@@ -247,6 +247,8 @@ func (d *respDecoder) event(data []byte, yield func(llm.Chunk, error) bool) (boo
 			}
 		} else if d.filter {
 			reason = llm.FinishFiltered
+		} else if d.hasCalls() {
+			reason = llm.FinishToolCalls // the API says "completed" either way
 		}
 		if r != nil && r.Usage != nil {
 			d.usage = r.Usage.usage()
@@ -290,6 +292,15 @@ func (d *respDecoder) noteResponse(r *respResponse) {
 	if r.ID != "" {
 		d.respID = r.ID
 	}
+}
+
+func (d *respDecoder) hasCalls() bool {
+	for i := range d.blocks {
+		if d.blocks[i].kind == llm.BlockToolCall {
+			return true
+		}
+	}
+	return false
 }
 
 // open starts the block for an output item.
