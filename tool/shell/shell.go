@@ -429,27 +429,18 @@ func (s *Shell) run(ctx context.Context, command string, limit time.Duration) (*
 		killGroup(pgid, s.o.KillGrace, exited)
 		<-exited
 	}
-	// The leader is gone. Anything it left in its group that still holds
-	// the output open would keep the output from ending: stop it.
+	// The leader is gone. Whatever it left running in its group is
+	// stopped, so nothing outlives the call or holds the output open.
 	lingered := false
-	select {
-	case <-readDone:
-	case <-time.After(100 * time.Millisecond):
+	if reason == "" && groupAlive(pgid) {
 		lingered = true
 		killGroup(pgid, 0, nil)
-		select {
-		case <-readDone:
-		case <-time.After(time.Second):
-			out.Close() // a process that left the group still holds the pipe
-			<-readDone
-		}
 	}
-	if reason == "" {
-		// Members that closed their output but still run are stopped too.
-		if groupAlive(pgid) {
-			lingered = true
-			killGroup(pgid, 0, nil)
-		}
+	select {
+	case <-readDone:
+	case <-time.After(2 * time.Second):
+		out.Close() // a process that left the group still holds the pipe
+		<-readDone
 	}
 	out.Close()
 	c.close()

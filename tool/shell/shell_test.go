@@ -119,7 +119,7 @@ func TestShellResults(t *testing.T) {
 		{"unparsable", nil, `{"command":"echo 'unclosed"}`},
 		{"empty", nil, `{"command":"  "}`},
 		{"bad_args", nil, `{"command":7}`},
-		{"timeout", nil, `{"command":"echo before; sleep 30","timeout":0.3}`},
+		{"timeout", nil, `{"command":"echo before; sleep 30","timeout":1}`},
 		{"spill", &Options{OutputLimit: 200}, `{"command":"seq 1 2000"}`},
 		{"lingering", nil, `{"command":"sleep 60 & echo started"}`},
 		{"signal", nil, `{"command":"kill -9 $$"}`},

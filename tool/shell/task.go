@@ -126,8 +126,8 @@ func (s *Shell) startTask(command string, limit time.Duration) (*tool.Result, er
 		killGroup(t.pgid, 0, nil)
 		select {
 		case <-readDone:
-		case <-time.After(time.Second):
-			out.Close()
+		case <-time.After(2 * time.Second):
+			out.Close() // a process that left the group still holds the pipe
 			<-readDone
 		}
 		out.Close()
