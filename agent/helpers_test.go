@@ -26,6 +26,7 @@ type harness struct {
 	m      *llmtest.Model
 	store  session.Store
 	sleeps *sleepLog
+	seeded bool // the store was seeded with a log that is not balanced
 }
 
 type sleepLog struct {
@@ -73,7 +74,17 @@ func newHarness(t *testing.T, opts *agent.Options, script ...llmtest.Entry) *har
 		t.Fatalf("agent.New: %v", err)
 	}
 	h.a = a
-	t.Cleanup(func() { a.Close() })
+	// Every test's log must be balanced and paired once the agent closes.
+	t.Cleanup(func() {
+		a.Close()
+		if h.seeded {
+			return // the test checks the part the agent wrote
+		}
+		evs := readAll(t, h.store, a.Session())
+		if err := session.Balanced(evs); err != nil {
+			t.Errorf("log not balanced after the test: %v\n%s", err, dump(evs))
+		}
+	})
 	return h
 }
 

@@ -71,6 +71,7 @@ func TestB32_OrphanResultRepaired(t *testing.T) {
 		&session.TurnEnd{Reason: session.EndCompleted},
 	})
 	h := newHarness(t, &agent.Options{Store: st, Session: "s"}, llmtest.Reply("ok"))
+	h.seeded = true
 	h.run("again")
 	evs := readAll(t, st, "s")
 	balancedFrom(t, evs, 7)
@@ -86,6 +87,7 @@ func TestB32_OrphanResultRepaired(t *testing.T) {
 	// Reopening does not record the same repair again.
 	h.a.Close()
 	h2 := newHarness(t, &agent.Options{Store: st, Session: "s"}, llmtest.Reply("ok"))
+	h2.seeded = true
 	h2.run("third")
 	if n := len(ofType[*session.Repair](readAll(t, st, "s"))); n != 1 {
 		t.Errorf("%d repair events after reopening, want 1", n)
@@ -103,6 +105,7 @@ func TestB32_MissingResultRepaired(t *testing.T) {
 		&session.TurnEnd{Reason: session.EndError},
 	})
 	h := newHarness(t, &agent.Options{Store: st, Session: "s"}, llmtest.Reply("ok"))
+	h.seeded = true
 	h.run("again")
 	evs := readAll(t, st, "s")
 	balancedFrom(t, evs, 6)
@@ -156,6 +159,7 @@ func TestB32_StrictPairingErrors(t *testing.T) {
 		&session.TurnEnd{Reason: session.EndError},
 	})
 	h := newHarness(t, &agent.Options{Store: st, Session: "s", StrictPairing: true}, llmtest.Reply("never"))
+	h.seeded = true
 	_, err := h.a.Run(context.Background(), &agent.RunRequest{Prompt: "again"})
 	if !errors.Is(err, agent.ErrUnpaired) || h.m.Calls() != 0 {
 		t.Errorf("err=%v calls=%d", err, h.m.Calls())
