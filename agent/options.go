@@ -66,6 +66,11 @@ type Options struct {
 	// unavailable.
 	DryRun bool
 
+	// OnProgress, when set, receives the progress tools report, with the
+	// call's id, on the tool's goroutine; it must not block. Progress is
+	// never logged nor sent to the model.
+	OnProgress func(call llm.CallID, p tool.Progress)
+
 	// State keeps tools' durable key/value state per session; each call
 	// gets its tool's state staged, committed only when the call succeeds.
 	// Nil gives tools no state.

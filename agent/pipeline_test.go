@@ -435,3 +435,23 @@ func TestToolStateCommittedOnSuccessOnly(t *testing.T) {
 		t.Errorf("stored state = %v", got)
 	}
 }
+
+func TestProgressReachesTheHost(t *testing.T) {
+	var mu sync.Mutex
+	var got []string
+	tl := funcTool("long", func(_ context.Context, c *tool.Call) (*tool.Result, error) {
+		c.Progress(tool.Progress{Message: "half", Done: 0.5})
+		return tool.Text("ok"), nil
+	})
+	h := newHarness(t, &agent.Options{Tools: []tool.Tool{tl}, OnProgress: func(id llm.CallID, p tool.Progress) {
+		mu.Lock()
+		got = append(got, string(id)+" "+p.Message)
+		mu.Unlock()
+	}}, llmtest.CallTool("c1", "long", `{}`), llmtest.Reply("ok"))
+	h.run("go")
+	mu.Lock()
+	defer mu.Unlock()
+	if diff := cmp.Diff([]string{"c1 half"}, got); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+}

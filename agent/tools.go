@@ -466,6 +466,10 @@ func (b *batch) dispatch(s *callState) {
 	s.start = a.opts.Now()
 	b.running++
 	s.tc = tool.Call{ID: s.call.ID, Name: s.call.Name, Args: s.args, Session: string(a.sid), Progress: noProgress}
+	if f := a.opts.OnProgress; f != nil {
+		id := s.call.ID
+		s.tc.Progress = func(p tool.Progress) { f(id, p) }
+	}
 	a.toolsWG.Add(1)
 	go exec(a, s, b.done, time.Now())
 }
