@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/reinhq/rein/llm"
 )
@@ -305,6 +306,9 @@ func chatPart(p llm.Part) (chatContent, error) {
 		}
 		return chatContent{Type: "image_url", ImageURL: &chatImageURL{URL: u}}, nil
 	case *llm.Document:
+		if t, ok := docText(p); ok {
+			return chatContent{Type: "text", Text: t}, nil
+		}
 		if len(p.Data) == 0 {
 			return chatContent{}, fmt.Errorf("%w: Chat Completions cannot take a document by URL; inline its bytes or use the Responses API", ErrUnsupported)
 		}
@@ -359,6 +363,22 @@ func imageURL(p *llm.Image) (string, error) {
 
 func dataURL(mediaType string, data []byte) string {
 	return "data:" + mediaType + ";base64," + base64.StdEncoding.EncodeToString(data)
+}
+
+// docText renders an inline plain-text document (text/*, JSON) as text,
+// which every model reads, rather than as a file few servers accept.
+func docText(d *llm.Document) (string, bool) {
+	if len(d.Data) == 0 || !utf8.Valid(d.Data) {
+		return "", false
+	}
+	mt := d.MediaType
+	if !strings.HasPrefix(mt, "text/") && mt != "application/json" {
+		return "", false
+	}
+	if d.Title != "" {
+		return d.Title + ":\n\n" + string(d.Data), true
+	}
+	return string(d.Data), true
 }
 
 func docName(d *llm.Document) string {

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -205,7 +206,26 @@ func transportError(ctx context.Context, provider, reqID string, err error) erro
 	if errors.As(err, &te) && te.Timeout() {
 		kind = llm.ErrTimeout
 	}
-	return &llm.ProviderError{Kind: kind, Provider: provider, RequestID: reqID, Message: err.Error(), Err: err}
+	msg := err.Error()
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		// A URL may carry credentials (user:pass@, ?api-key=): keep only
+		// scheme, host and path, and drop the *url.Error that has it all.
+		msg = ue.Op + " " + redactURL(ue.URL) + ": " + ue.Err.Error()
+		err = ue.Err
+	}
+	return &llm.ProviderError{Kind: kind, Provider: provider, RequestID: reqID, Message: msg, Err: err}
+}
+
+func redactURL(s string) string {
+	u, err := url.Parse(s)
+	if err != nil {
+		return "(unparsable URL)"
+	}
+	u.User = nil
+	u.RawQuery = ""
+	u.Fragment = ""
+	return u.String()
 }
 
 func requestID(h http.Header) string {

@@ -218,6 +218,20 @@ func TestTransportAndCancel(t *testing.T) {
 		t.Errorf("key leaked: %v", got)
 	}
 
+	// Credentials in the base URL stay out of the error.
+	m = newTestModel(t, "chat", &Options{Provider: "gw", BaseURL: "http://user:hunter2@" + addr + "/v1?api-key=hunter2"})
+	for _, err := range m.Stream(context.Background(), &llm.Request{Model: "m"}) {
+		got = err
+	}
+	for e := got; e != nil; e = errors.Unwrap(e) {
+		if strings.Contains(e.Error(), "hunter2") {
+			t.Errorf("credentials leaked: %v", e)
+		}
+	}
+	if llm.KindOf(got) != llm.ErrTransport {
+		t.Errorf("got %v, want a transport error", got)
+	}
+
 	// Cancelled mid-stream: the context's error, not a ProviderError.
 	release := make(chan struct{})
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

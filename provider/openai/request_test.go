@@ -29,6 +29,8 @@ func fullRequest() *llm.Request {
 				&llm.Text{Text: "What is in this picture, and what is the weather?"},
 				&llm.Image{URL: "https://example.com/cat.jpg"},
 				&llm.Image{MediaType: "image/png", Data: png},
+				&llm.Document{MediaType: "application/pdf", Data: []byte("%PDF-1.7"), Title: "report.pdf"},
+				&llm.Document{MediaType: "text/markdown", Data: []byte("# Notes"), Title: "notes.md"},
 			}},
 			{Role: llm.RoleAssistant, Provenance: &llm.Provenance{Provider: "openai", Model: "gpt-5"}, Parts: []llm.Part{
 				&llm.Reasoning{Text: "Need the weather tool.", Signature: "rs_123", Redacted: "gAAAAencrypted"},

@@ -254,6 +254,9 @@ func respPart(p llm.Part) (respContent, error) {
 		}
 		return respContent{Type: "input_image", ImageURL: u, Detail: "auto"}, nil
 	case *llm.Document:
+		if t, ok := docText(p); ok {
+			return respContent{Type: "input_text", Text: t}, nil
+		}
 		if len(p.Data) > 0 {
 			return respContent{Type: "input_file", Filename: docName(p), FileData: dataURL(p.MediaType, p.Data)}, nil
 		}
