@@ -12,7 +12,6 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"sync/atomic"
 
 	"github.com/reinhq/rein/tool"
 	"github.com/reinhq/rein/tool/sandbox"
@@ -174,45 +173,51 @@ func (t *tools) grep(ctx context.Context, call *tool.Call) (*tool.Result, error)
 		}
 		return true // secret files fail to open and are skipped
 	}
-	var files []string
-	if fi.IsDir() {
-		err = t.walk(ctx, base, true, func(rel string, d iofs.DirEntry) error {
-			if d.Type().IsRegular() && wanted(rel) {
-				files = append(files, rel)
-			}
-			return nil
-		})
-		if err != nil {
-			if ctx.Err() != nil {
-				return nil, ctx.Err()
-			}
-			return pathError(a.Path, err), nil
-		}
-	} else {
-		files = []string{base}
+	// The walk feeds the searchers as it goes; results keep walk order.
+	var (
+		files   []string
+		results []*fileMatch
+		wg      sync.WaitGroup
+	)
+	type job struct {
+		rel string
+		res *fileMatch
 	}
-
-	results := make([]fileMatch, len(files))
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	workers := min(runtime.GOMAXPROCS(0), max(len(files)/8, 1))
-	for range workers {
+	jobs := make(chan job, 256)
+	for range runtime.GOMAXPROCS(0) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			var buf []byte
-			for ctx.Err() == nil {
-				i := int(next.Add(1) - 1)
-				if i >= len(files) {
-					return
+			for j := range jobs {
+				if ctx.Err() == nil {
+					buf = t.grepFile(j.rel, re, a.Output, before, after, buf, j.res)
 				}
-				buf = t.grepFile(files[i], re, a.Output, before, after, buf, &results[i])
 			}
 		}()
 	}
+	add := func(rel string) {
+		r := new(fileMatch)
+		files, results = append(files, rel), append(results, r)
+		jobs <- job{rel, r}
+	}
+	if fi.IsDir() {
+		err = t.walk(ctx, base, true, func(rel string, d iofs.DirEntry) error {
+			if d.Type().IsRegular() && wanted(rel) {
+				add(rel)
+			}
+			return nil
+		})
+	} else {
+		add(base)
+	}
+	close(jobs)
 	wg.Wait()
-	if err := ctx.Err(); err != nil {
-		return nil, err
+	if ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
+	if err != nil {
+		return pathError(a.Path, err), nil
 	}
 	return tool.Text(renderGrep(a, files, results, limit, before+after > 0)), nil
 }
@@ -338,7 +343,7 @@ func appendLine(out []byte, rel string, n int, sep byte, text []byte, maxLen int
 	return append(out, '\n')
 }
 
-func renderGrep(a grepArgs, files []string, results []fileMatch, limit int, groups bool) string {
+func renderGrep(a grepArgs, files []string, results []*fileMatch, limit int, groups bool) string {
 	var b strings.Builder
 	matchedFiles, total := 0, 0
 	for _, r := range results {
