@@ -77,8 +77,10 @@
 // function_call_output items, in order, ahead of the rest of their user
 // message; OpenAI has no error flag, so a failed result's text is
 // prefixed "Error: ". Pictures a tool returned follow in a user message.
-// Images are sent by URL or as data URLs; documents inline as files (by
-// URL only through Responses). Tools are functions with their JSON
+// Images are sent by URL or as data URLs. Plain-text documents (text/*,
+// JSON) are sent as text; others inline as files (PDF), or by URL through
+// Responses only. A server that answers "stream": true with one JSON
+// chat.completion is read the same way as a stream. Tools are functions with their JSON
 // Schema, strict only with Options.StrictTools. Tool choice maps to
 // auto (the default, not sent), required, none or a named function;
 // parallel_tool_calls is sent only with tools.
@@ -86,8 +88,8 @@
 // Chat ignores Reasoning.BudgetTokens and Reasoning.Summary, sends TopK
 // only with Compat.TopK, and MaxTokens as max_completion_tokens (OpenAI)
 // or max_tokens (Compat.MaxTokensField, the compatible presets).
-// Responses ignores TopK, Stop, Seed, PresencePenalty, FrequencyPenalty
-// and Reasoning.BudgetTokens. Both ignore cache hints: OpenAI caches
+// Responses ignores TopK, Stop, Seed, PresencePenalty, FrequencyPenalty,
+// Reasoning.BudgetTokens and Options.Compat. Both ignore cache hints: OpenAI caches
 // prompt prefixes automatically.
 //
 // # Errors
