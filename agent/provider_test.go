@@ -3,6 +3,7 @@ package agent_test
 import (
 	"context"
 	"errors"
+	"iter"
 	"strings"
 	"testing"
 	"time"
@@ -284,5 +285,27 @@ func TestNoticesReachTheNextRequest(t *testing.T) {
 	}
 	if !containsText(h.m.Requests()[1], "task 7 exited") {
 		t.Error("the notice did not reach the model")
+	}
+}
+
+func TestPanickingModelClosesTurn(t *testing.T) {
+	m := llm.ModelFunc(func(ctx context.Context, req *llm.Request) iter.Seq2[llm.Chunk, error] {
+		return func(yield func(llm.Chunk, error) bool) {
+			yield(&llm.TextDelta{Text: "about to"}, nil)
+			panic("adapter bug")
+		}
+	})
+	h := newHarness(t, &agent.Options{Model: m})
+	res, err := h.a.Run(context.Background(), &agent.RunRequest{Prompt: "go"})
+	var te *agent.TurnError
+	if !errors.As(err, &te) || te.Code != "panic" || res.Reason != session.EndInterrupted {
+		t.Fatalf("res=%+v err=%v", res, err)
+	}
+	if end := lastEnd(t, h.events()); end.Reason != session.EndInterrupted {
+		t.Errorf("end = %+v", end)
+	}
+	// The agent is usable again.
+	if _, err := h.a.Run(context.Background(), &agent.RunRequest{Prompt: "again"}); errors.Is(err, agent.ErrBusy) {
+		t.Error("the agent stayed busy after a panic")
 	}
 }

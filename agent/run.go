@@ -265,7 +265,7 @@ func (a *Agent) start(ctx context.Context, req *RunRequest, sink func(session.Ev
 	for _, s := range req.Hooks.Observers() {
 		unsub = append(unsub, a.bus.Subscribe(s))
 	}
-	res, err := r.runTurn(parts)
+	res, err := r.guardedTurn(parts)
 
 	a.mu.Lock()
 	late := append(r.injects, r.lateInjects...)
@@ -287,6 +287,44 @@ func (a *Agent) start(ctx context.Context, req *RunRequest, sink func(session.Ev
 	}
 	a.wg.Done()
 	return res, err
+}
+
+// guardedTurn runs the turn; a panic on the loop's goroutine (a Model
+// that panics, a bug) is not let loose on the caller: the turn is closed
+// on the log as interrupted and the panic becomes an error.
+func (r *runState) guardedTurn(parts []llm.Part) (res *Result, err error) {
+	defer func() {
+		v := recover()
+		if v == nil {
+			return
+		}
+		a := r.a
+		a.log.Error("the loop panicked; the turn is closed as interrupted", "session", a.sid, "turn", r.turn, "panic", fmt.Sprint(v))
+		r.flush()
+		var evs []session.Event
+		for _, c := range r.events {
+			evs = append(evs, c...)
+		}
+		a.logMu.Lock()
+		a.pending = a.pending[:0]
+		if n := len(evs); n > 0 {
+			a.seq = evs[n-1].Seq
+		}
+		fix := session.RepairEvents(evs, a.opts.Now())
+		if len(fix) > 0 {
+			if aerr := a.store.Append(r.wctx, a.sid, fix...); aerr == nil {
+				for i := range fix {
+					a.account(&fix[i])
+				}
+				a.hist.Add(fix...)
+				r.keep(fix)
+			}
+		}
+		a.logMu.Unlock()
+		res = r.result(session.EndInterrupted, "")
+		err = &TurnError{Reason: session.EndInterrupted, Code: "panic", Err: fmt.Errorf("agent: the loop panicked: %v", v)}
+	}()
+	return r.runTurn(parts)
 }
 
 // runTurn runs one turn from its prompt to its end.
