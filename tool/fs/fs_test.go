@@ -50,6 +50,7 @@ func workspace(t *testing.T) string {
 		"bin.dat":           "\x00\x01\x02binary\x00",
 		"img.png":           "\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01\x00\x00\x00\x01\x08\x06\x00\x00\x00",
 		"fake.png":          "not really a png\n",
+		"doc.pdf":           "%PDF-1.4\n%\xe2\xe3\n1 0 obj\n<<>>\nendobj\n",
 		".env":              "API_KEY=sk-secret\n",
 		"empty.txt":         "",
 		"dup.txt":           "foo\nbar\nfoo\n",
@@ -126,6 +127,8 @@ func render(r *tool.Result) string {
 			b.WriteString(p.Text)
 		case *llm.Image:
 			fmt.Fprintf(&b, "\n[image %s, %d bytes]", p.MediaType, len(p.Data))
+		case *llm.Document:
+			fmt.Fprintf(&b, "\n[document %s %q, %d bytes]", p.MediaType, p.Title, len(p.Data))
 		default:
 			fmt.Fprintf(&b, "[%s]", p.PartType())
 		}
@@ -216,7 +219,7 @@ func TestTools(t *testing.T) {
 			{tool: "read", args: `{"path":""}`},
 			{tool: "read", args: `{"path":5}`},
 		}},
-		{"read_empty_and_image", nil, []step{{tool: "read", args: `{"path":"empty.txt"}`}, {tool: "read", args: `{"path":"img.png"}`}}},
+		{"read_empty_and_image", nil, []step{{tool: "read", args: `{"path":"empty.txt"}`}, {tool: "read", args: `{"path":"img.png"}`}, {tool: "read", args: `{"path":"doc.pdf"}`}}},
 		{"read_secret_approved", func(o *Options) {
 			o.ApproveSecret = func(_ context.Context, path string) bool { return path == ".env" }
 		}, []step{{tool: "read", args: `{"path":".env"}`}}},

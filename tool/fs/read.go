@@ -154,6 +154,9 @@ func (t *tools) read(ctx context.Context, call *tool.Call) (*tool.Result, error)
 	if mt, ok := imageTypes[strings.ToLower(path.Ext(rel))]; ok {
 		return t.readImage(ctx, a.Path, mt)
 	}
+	if strings.EqualFold(path.Ext(rel), ".pdf") {
+		return t.readImage(ctx, a.Path, "application/pdf")
+	}
 	if a.Offset == 0 && a.Limit == 0 && fi.Size() > t.o.MaxReadBytes {
 		return tool.Errorf("%s is %s, over the %s limit for reading a whole file; read part of it with offset and limit, or search it with grep", a.Path, humanSize(fi.Size()), humanSize(t.o.MaxReadBytes)), nil
 	}
@@ -245,6 +248,7 @@ func appendNumbered(out []byte, n int, line []byte, maxLen int) []byte {
 	return append(out, '\n')
 }
 
+// readImage returns an image or PDF file as a media part.
 func (t *tools) readImage(ctx context.Context, name, mediaType string) (*tool.Result, error) {
 	f, err := t.openRead(ctx, name)
 	if err != nil {
@@ -256,14 +260,20 @@ func (t *tools) readImage(ctx context.Context, name, mediaType string) (*tool.Re
 		return pathError(name, err), nil
 	}
 	if fi.Size() > t.o.MaxImageBytes {
-		return tool.Errorf("%s is %s, over the %s limit for images; make a smaller copy with the shell if you need to see it", name, humanSize(fi.Size()), humanSize(t.o.MaxImageBytes)), nil
+		return tool.Errorf("%s is %s, over the %s limit for images and PDFs; make a smaller copy with the shell if you need to see it", name, humanSize(fi.Size()), humanSize(t.o.MaxImageBytes)), nil
 	}
 	data, err := io.ReadAll(io.LimitReader(f, t.o.MaxImageBytes+1))
 	if err != nil {
 		return pathError(name, err), nil
 	}
 	if sniffed := http.DetectContentType(data); sniffed != mediaType {
-		return tool.Errorf("%s is named like an image but its content is not %s (it looks like %s)", name, mediaType, sniffed), nil
+		return tool.Errorf("%s should hold %s data, going by its name, but its content looks like %s", name, mediaType, sniffed), nil
+	}
+	if mediaType == "application/pdf" {
+		return &tool.Result{Parts: []llm.Part{
+			&llm.Text{Text: fmt.Sprintf("PDF %s (%s)", name, humanSize(int64(len(data))))},
+			&llm.Document{MediaType: mediaType, Data: data, Title: path.Base(name)},
+		}}, nil
 	}
 	return &tool.Result{Parts: []llm.Part{
 		&llm.Text{Text: fmt.Sprintf("Image %s (%s, %s)", name, mediaType, humanSize(int64(len(data))))},
