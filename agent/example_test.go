@@ -8,6 +8,7 @@ import (
 
 	"github.com/reinhq/rein/agent"
 	"github.com/reinhq/rein/hook"
+	"github.com/reinhq/rein/llm"
 	"github.com/reinhq/rein/llm/llmtest"
 	"github.com/reinhq/rein/session"
 	"github.com/reinhq/rein/session/jsonl"
@@ -76,4 +77,53 @@ func Example() {
 	// Lyon is 18°C and clear; I cannot look up Atlantis.
 	// c1: 18°C and clear in Lyon
 	// c2: Blocked: Atlantis is not on the map
+}
+
+// Stream shows the turn as it happens: logged events in order, plus
+// transient deltas (Seq 0) while the model writes.
+func ExampleAgent_Stream() {
+	model := llmtest.NewModel(llmtest.Chunks(
+		&llm.TextDelta{Text: "Hello, "}, &llm.TextDelta{Text: "world."}, &llm.Finish{Reason: llm.FinishStop}))
+	a, _ := agent.New(&agent.Options{Model: model, Provider: "llmtest", ModelName: "scripted"})
+	defer a.Close()
+	for ev, err := range a.Stream(context.Background(), &agent.RunRequest{Prompt: "Greet me."}) {
+		if err != nil {
+			fmt.Println("error:", err)
+			return
+		}
+		if ev.Seq == 0 {
+			fmt.Printf("  delta %q\n", ev.Data.(*session.AssistantChunk).Deltas[0].Text)
+			continue
+		}
+		fmt.Println(ev.Seq, ev.Data.EventType())
+	}
+	// Output:
+	// 1 turn.start
+	// 2 user.message
+	// 3 step.start
+	// 4 request.header
+	//   delta "Hello, "
+	//   delta "world."
+	// 5 assistant.message
+	// 6 step.end
+	// 7 turn.end
+}
+
+// RunTyped asks for an answer of a Go type: the schema is inferred, the
+// answer validated (with one corrective retry) and decoded.
+func ExampleRunTyped() {
+	type Review struct {
+		Approve bool   `json:"approve"`
+		Summary string `json:"summary"`
+	}
+	model := llmtest.NewModel(llmtest.Reply(`{"approve": true, "summary": "Small, tested change."}`))
+	a, _ := agent.New(&agent.Options{Model: model})
+	defer a.Close()
+	review, _, err := agent.RunTyped[Review](context.Background(), a, &agent.RunRequest{Prompt: "Review the diff."})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Printf("%+v\n", review)
+	// Output: {Approve:true Summary:Small, tested change.}
 }
