@@ -26,7 +26,9 @@ var (
 // in the command: short flags letter by letter in any order and grouping
 // ("rm -rf" matches "rm -r -f", "rm -fr" and "rm x -rf"), long flags as
 // written (also "--flag=value"), and other words in order but not
-// necessarily adjacent ("git push" matches "git -C dir push origin"). A
+// necessarily adjacent ("git push" matches "git -C dir push origin"). For
+// rm, cp, git, chmod and chown the common long forms count as their short
+// flags ("rm --recursive --force" matches "rm -rf"). A
 // rule holding "*", "?" or "[" is a glob matched against the whole
 // normalised command (program base name and arguments joined by single
 // spaces), with "*" matching any text.
@@ -466,12 +468,21 @@ func ruleMatches(rule string, argv []word, possible bool) bool {
 		return true
 	}
 	args := argv[1:]
+	aliases := flagAliases[path.Base(argv[0].val)]
 	var short = map[rune]bool{}
 	for _, a := range args {
-		if a.lit && len(a.val) > 1 && a.val[0] == '-' && a.val[1] != '-' {
+		if !a.lit || len(a.val) < 2 || a.val[0] != '-' {
+			continue
+		}
+		if a.val[1] != '-' {
 			for _, r := range a.val[1:] {
 				short[r] = true
+				if l, ok := aliases[string(r)]; ok {
+					short[rune(l[0])] = true
+				}
 			}
+		} else if l, ok := aliases[strings.SplitN(a.val, "=", 2)[0]]; ok {
+			short[rune(l[0])] = true
 		}
 	}
 	pos := 0
@@ -483,6 +494,9 @@ func ruleMatches(rule string, argv []word, possible bool) bool {
 				if a.val == p || strings.HasPrefix(a.val, p+"=") {
 					found = true
 				}
+			}
+			if l, ok := aliases[p]; ok && short[rune(l[0])] {
+				found = true
 			}
 			if !found {
 				return false
@@ -504,6 +518,18 @@ func ruleMatches(rule string, argv []word, possible bool) bool {
 		}
 	}
 	return true
+}
+
+// flagAliases lists, for a few programs whose rules matter most, long
+// options and letters that mean the same as a short flag, so "rm -rf"
+// also matches "rm --recursive --force" and "rm -R -f", and "git push
+// --force" matches "git push -f".
+var flagAliases = map[string]map[string]string{
+	"rm":    {"--recursive": "r", "R": "r", "--force": "f"},
+	"cp":    {"--recursive": "r", "R": "r", "--force": "f"},
+	"git":   {"--force": "f", "--delete": "d"},
+	"chmod": {"--recursive": "R"},
+	"chown": {"--recursive": "R"},
 }
 
 // globText matches s against a glob whose "*" matches any text.

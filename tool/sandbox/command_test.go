@@ -126,6 +126,10 @@ func TestB56_CommandDenyCorpus(t *testing.T) {
 		"sudo -- rm -rf /",
 		"git pu\\sh",
 		"\"$(echo rm)\" -rf /",
+		"rm --recursive --force /",
+		"rm -R -f /",
+		"rm --force -R /",
+		"rm --recursive=always -f /",
 	}
 	for _, line := range corpus {
 		err := denyRules.Check(line)
@@ -190,6 +194,23 @@ func TestCommandRulesAllow(t *testing.T) {
 		err := r.Check(tt.line)
 		if (err == nil) != tt.ok {
 			t.Errorf("Check(%q) = %v, want ok=%v", tt.line, err, tt.ok)
+		}
+	}
+}
+
+func TestCommandRulesFlagAliases(t *testing.T) {
+	r := CommandRules{Deny: []string{"git push --force", "rm -rf"}}
+	for line, denied := range map[string]bool{
+		"git push -f origin":     true,
+		"git push --force":       true,
+		"git push origin":        false,
+		"rm -R -f x":             true,
+		"rm -R x":                false,
+		"rm --recursive x":       false,
+		"rm --recursive --force": true,
+	} {
+		if err := r.Check(line); (err != nil) != denied {
+			t.Errorf("Check(%q) = %v, want denied=%v", line, err, denied)
 		}
 	}
 }
