@@ -81,6 +81,7 @@ type CommandError struct {
 	Reason  string // the complete message
 }
 
+// Error returns the model-facing message.
 func (e *CommandError) Error() string { return e.Reason }
 
 // Unwrap returns ErrCommandDenied or ErrUnparsable.

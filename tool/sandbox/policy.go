@@ -73,6 +73,7 @@ type Error struct {
 	Reason string // the message, complete
 }
 
+// Error returns the model-facing message.
 func (e *Error) Error() string { return e.Reason }
 
 // Unwrap returns the sentinel.
