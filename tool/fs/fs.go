@@ -74,8 +74,8 @@ func (o *Options) withDefaults() Options {
 	return v
 }
 
-// Tools are the filesystem tools over one policy. Build them with
-// NewTools.
+// tools holds what the filesystem tools share: the policy, the options
+// and the read-state.
 type tools struct {
 	p     *sandbox.Policy
 	o     Options
