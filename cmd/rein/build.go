@@ -253,7 +253,6 @@ func systemPrompt(flag, root string) (string, error) {
 	}
 	var b strings.Builder
 	b.WriteString(strings.TrimSpace(sys))
-	fmt.Fprintf(&b, "\n\nThe workspace is %s.", root)
 	for _, f := range contextFiles(root) {
 		data, err := os.ReadFile(f)
 		if err != nil {

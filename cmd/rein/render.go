@@ -135,7 +135,10 @@ func (r *textRenderer) event(ev session.Event) {
 func (r *textRenderer) flush() { r.endLine() }
 
 // shortArgs renders tool arguments on one short line.
-func shortArgs(b []byte) string { return shorten(string(b), 80) }
+func shortArgs(b []byte) string { return shorten(jsonUnescaper.Replace(string(b)), 80) }
+
+// jsonUnescaper undoes the HTML-safe escapes of encoding/json for display.
+var jsonUnescaper = strings.NewReplacer(`\u0026`, "&", `\u003c`, "<", `\u003e`, ">")
 
 func firstLine(s string) string {
 	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")

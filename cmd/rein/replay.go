@@ -1,0 +1,488 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"iter"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+
+	"github.com/spf13/cobra"
+
+	"github.com/reinhq/rein/agent"
+	"github.com/reinhq/rein/llm"
+	"github.com/reinhq/rein/session"
+)
+
+func init() { extraCommands = append(extraCommands, (*app).replayCommand) }
+
+func (a *app) replayCommand() *cobra.Command {
+	var (
+		cwd    string
+		strict bool
+		quiet  bool
+	)
+	cmd := &cobra.Command{
+		Use:   "replay ID|FILE",
+		Short: "Re-run a recorded session offline",
+		Long: `Replay re-runs a recorded session without a model provider: the recorded
+responses play back as the model, and the tools run for real in a temporary
+copy of the session's workspace (or of --cwd; an empty directory when neither
+is known). Where the live run differs from the record — a different tool
+result, a different request — the difference is reported.
+
+FILE is an NDJSON log ('rein sessions export ID' writes one); ID is a session
+in the store. No API key is needed.`,
+		Example: `  rein replay examples/sessions/hello.ndjson
+  rein replay --cwd . 01J...`,
+		Args: exactArgs(1, "a session ID or an NDJSON FILE"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			events, workDir, err := a.loadRecording(cmd.Context(), args[0])
+			if err != nil {
+				return err
+			}
+			if cwd != "" {
+				workDir = cwd
+			}
+			rep, err := replaySession(cmd.Context(), events, &replayOptions{
+				WorkDir: workDir, Out: a.stdout, Info: a.stderr, Quiet: quiet,
+			})
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(a.stderr, "replayed %d turns, %d model responses, %d tool calls; %d divergences\n",
+				rep.turns, rep.responses, rep.toolCalls, len(rep.divergences))
+			if strict && len(rep.divergences) > 0 {
+				return &codeError{code: exitError, err: fmt.Errorf("the replay diverged from the record in %d places", len(rep.divergences))}
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVarP(&cwd, "cwd", "C", "", "copy this directory as the replay's workspace")
+	cmd.Flags().BoolVar(&strict, "strict", false, "exit 1 when the replay diverges from the record")
+	cmd.Flags().BoolVarP(&quiet, "quiet", "q", false, "print only divergences and the summary")
+	return cmd
+}
+
+// exactArgs is cobra.ExactArgs with a message that says what is missing.
+func exactArgs(n int, what string) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if len(args) != n {
+			return usageErrorf("%s needs %s (got %d arguments)\nRun '%s --help' for usage.", cmd.CommandPath(), what, len(args), cmd.CommandPath())
+		}
+		return nil
+	}
+}
+
+// loadRecording reads a session from a file, or from the store by id. It
+// returns the events and the session's work directory when known.
+func (a *app) loadRecording(ctx context.Context, arg string) ([]session.Event, string, error) {
+	if st, err := os.Stat(arg); err == nil && st.Mode().IsRegular() {
+		f, err := os.Open(arg)
+		if err != nil {
+			return nil, "", err
+		}
+		defer f.Close()
+		events, err := readNDJSON(f)
+		if err != nil {
+			return nil, "", fmt.Errorf("%s: %w", arg, err)
+		}
+		return events, "", nil
+	}
+	st, err := openStore(a.storeSpecValue())
+	if err != nil {
+		return nil, "", err
+	}
+	defer st.Close()
+	id := session.ID(arg)
+	info, err := st.Info(ctx, id)
+	if err != nil {
+		if errors.Is(err, session.ErrNotFound) || session.CheckID(id) != nil {
+			return nil, "", usageErrorf("%q is neither a file nor a session in the store; list sessions with 'rein sessions list'", arg)
+		}
+		return nil, "", err
+	}
+	events, err := collect(st.Events(ctx, id, 0))
+	if err != nil {
+		return nil, "", err
+	}
+	return events, info.WorkDir, nil
+}
+
+// readNDJSON decodes an exported session log.
+func readNDJSON(r io.Reader) ([]session.Event, error) {
+	var events []session.Event
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), 64<<20)
+	line := 0
+	for sc.Scan() {
+		line++
+		if len(strings.TrimSpace(sc.Text())) == 0 {
+			continue
+		}
+		ev, err := session.DecodeEvent(sc.Bytes())
+		if err != nil {
+			return nil, fmt.Errorf("line %d: %w", line, err)
+		}
+		events = append(events, ev)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, err
+	}
+	if len(events) == 0 {
+		return nil, errors.New("no events: is this an NDJSON session log?")
+	}
+	return events, nil
+}
+
+func collect(seq iter.Seq2[session.Event, error]) ([]session.Event, error) {
+	var out []session.Event
+	for ev, err := range seq {
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, ev)
+	}
+	return out, nil
+}
+
+// replayOptions configure replaySession.
+type replayOptions struct {
+	WorkDir   string    // copied into a temporary workspace; "" starts empty
+	Out, Info io.Writer // the answer text; tool activity and divergences
+	Quiet     bool
+}
+
+// replayReport is what a replay found.
+type replayReport struct {
+	turns, responses, toolCalls int
+	divergences                 []string
+}
+
+// recordedTurn is one prompt of the record with what followed it.
+type recordedTurn struct {
+	prompt []llm.Part
+}
+
+// recordedResponse is one assistant message and the history it answered.
+type recordedResponse struct {
+	msg     *session.AssistantMessage
+	history []llm.Message
+}
+
+// replaySession re-runs the prompts of events with the recorded responses
+// as the model and the tools live.
+func replaySession(ctx context.Context, events []session.Event, opts *replayOptions) (*replayReport, error) {
+	var (
+		turns     []recordedTurn
+		responses []recordedResponse
+		results   = map[llm.CallID]string{}
+		header    *session.RequestHeader
+		openTurn  bool
+		deriver   session.Deriver
+	)
+	for _, ev := range events {
+		switch d := ev.Data.(type) {
+		case *session.TurnStart:
+			openTurn = d.Trigger == session.TriggerPrompt || d.Trigger == ""
+		case *session.UserMessage:
+			if openTurn && (d.Source == "" || d.Source == session.SourceUser) {
+				turns = append(turns, recordedTurn{prompt: d.Parts})
+				openTurn = false
+			}
+		case *session.RequestHeader:
+			if header == nil {
+				header = d
+			}
+		case *session.AssistantMessage:
+			responses = append(responses, recordedResponse{msg: d, history: deriver.Messages()})
+		case *session.ToolResult:
+			results[d.CallID] = resultText(d.Parts)
+		}
+		deriver.Add(ev)
+	}
+	if len(turns) == 0 {
+		return nil, usageErrorf("the recording has no prompt to replay")
+	}
+
+	root, err := os.MkdirTemp("", "rein-replay-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(root)
+	if opts.WorkDir != "" {
+		if err := copyTree(opts.WorkDir, root); err != nil {
+			return nil, fmt.Errorf("copy the workspace %s: %w", opts.WorkDir, err)
+		}
+	}
+
+	rep := &replayReport{}
+	diverge := func(format string, args ...any) {
+		msg := fmt.Sprintf(format, args...)
+		rep.divergences = append(rep.divergences, msg)
+		fmt.Fprintln(opts.Info, "divergence:", msg)
+	}
+	model := &replayModel{responses: responses, diverge: diverge}
+
+	names := defaultTools
+	provider, modelName, system := "replay", "recorded", ""
+	if header != nil {
+		provider, modelName = header.Provider, header.Model
+		var sb strings.Builder
+		for i, t := range header.System {
+			if i > 0 {
+				sb.WriteString("\n\n")
+			}
+			sb.WriteString(t.Text)
+		}
+		system = sb.String()
+		if header.Tools != nil {
+			names = nil
+			for _, n := range header.Tools {
+				if n == "task_output" || n == "task_kill" || n == "task_wait" {
+					continue
+				}
+				names = append(names, n)
+			}
+		}
+	}
+	kit, err := buildTools(root, knownTools(names))
+	if err != nil {
+		return nil, err
+	}
+	approver, _ := newApprover("auto", nil)
+	ag, err := agent.New(&agent.Options{
+		Model: model, Provider: provider, ModelName: modelName,
+		System:   system,
+		Tools:    kit.tools,
+		Approver: approver,
+		Closers:  kit.closers,
+		Retry:    &agent.RetryPolicy{MaxRetries: -1},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("start the replay: %w", err)
+	}
+	defer ag.Close()
+
+	out, info := opts.Out, opts.Info
+	if opts.Quiet {
+		out, info = io.Discard, io.Discard
+	}
+	for i, t := range turns {
+		rep.turns++
+		fmt.Fprintf(info, "» %s\n", shorten(partsText(t.prompt), 200))
+		r := newTextRenderer(out, info)
+		for ev, err := range ag.Stream(ctx, &agent.RunRequest{Parts: t.prompt}) {
+			if err != nil {
+				diverge("turn %d ended in error: %v", i+1, err)
+				break
+			}
+			r.event(ev)
+			if tr, ok := ev.Data.(*session.ToolResult); ok {
+				rep.toolCalls++
+				want, ok := results[tr.CallID]
+				got := resultText(tr.Parts)
+				switch {
+				case !ok:
+					diverge("tool call %s (%s) has no recorded result", tr.CallID, tr.Name)
+				case normalizeResult(want) != normalizeResult(got):
+					diverge("tool call %s (%s): result differs\n  recorded: %s\n  replayed: %s", tr.CallID, tr.Name, shorten(want, 200), shorten(got, 200))
+				}
+			}
+		}
+		r.flush()
+	}
+	rep.responses = model.played()
+	if n := len(responses) - rep.responses; n > 0 {
+		diverge("%d recorded model responses were never requested", n)
+	}
+	return rep, nil
+}
+
+// volatile matches the parts of a tool result that differ from run to run
+// without meaning anything: durations.
+var volatile = regexp.MustCompile(`\b[0-9]+(\.[0-9]+)?(ns|µs|us|ms|s|m|h)\b`)
+
+// normalizeResult blanks the volatile parts of a tool result's text.
+func normalizeResult(s string) string { return volatile.ReplaceAllString(s, "<duration>") }
+
+// knownTools keeps the names rein can build.
+func knownTools(names []string) []string {
+	var out []string
+	for _, n := range names {
+		for _, d := range defaultTools {
+			if n == d {
+				out = append(out, n)
+			}
+		}
+	}
+	return out
+}
+
+func partsText(parts []llm.Part) string {
+	var b strings.Builder
+	for _, p := range parts {
+		if t, ok := p.(*llm.Text); ok {
+			b.WriteString(t.Text)
+		}
+	}
+	return b.String()
+}
+
+// replayModel is an llm.Model that answers each request with the next
+// recorded assistant message, and reports a request whose history differs
+// from the one the record answered.
+type replayModel struct {
+	responses []recordedResponse
+	diverge   func(format string, args ...any)
+
+	mu   sync.Mutex
+	next int
+}
+
+func (m *replayModel) played() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.next
+}
+
+// Stream implements llm.Model.
+func (m *replayModel) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.Chunk, error] {
+	return func(yield func(llm.Chunk, error) bool) {
+		m.mu.Lock()
+		i := m.next
+		if i < len(m.responses) {
+			m.next++
+		}
+		m.mu.Unlock()
+		if i >= len(m.responses) {
+			m.diverge("request %d: the record has no more model responses", i+1)
+			yield(nil, &llm.ProviderError{Kind: llm.ErrInvalidRequest, Err: errors.New("replay: the recording has no more model responses")})
+			return
+		}
+		rec := m.responses[i]
+		if d := historyDiff(rec.history, req.Messages); d != "" {
+			m.diverge("request %d: %s", i+1, d)
+		}
+		for _, c := range messageChunks(rec.msg) {
+			if ctx.Err() != nil {
+				yield(nil, ctx.Err())
+				return
+			}
+			if !yield(c, nil) {
+				return
+			}
+		}
+	}
+}
+
+// messageChunks turns a recorded assistant message back into a stream.
+func messageChunks(m *session.AssistantMessage) []llm.Chunk {
+	var out []llm.Chunk
+	for i, p := range m.Parts {
+		switch p := p.(type) {
+		case *llm.Text:
+			out = append(out, &llm.BlockStart{Index: i, Kind: llm.BlockText}, &llm.TextDelta{Index: i, Text: p.Text}, &llm.BlockEnd{Index: i})
+		case *llm.Reasoning:
+			out = append(out, &llm.BlockStart{Index: i, Kind: llm.BlockReasoning},
+				&llm.ReasoningDelta{Index: i, Text: p.Text, Signature: p.Signature, Redacted: p.Redacted}, &llm.BlockEnd{Index: i})
+		case *llm.ToolCall:
+			out = append(out, &llm.BlockStart{Index: i, Kind: llm.BlockToolCall, ID: p.ID, Name: p.Name},
+				&llm.ToolCallDelta{Index: i, Args: string(p.Args)}, &llm.BlockEnd{Index: i})
+		}
+	}
+	finish := m.Finish
+	if finish == "" {
+		finish = llm.FinishStop
+	}
+	out = append(out, &llm.UsageChunk{Usage: m.Usage}, &llm.Finish{Reason: finish, Provenance: m.Provenance})
+	return out
+}
+
+// historyDiff compares the shape of two histories: roles, texts, tool
+// calls and which calls have results. Tool result contents are compared
+// where the results are produced, so they are not compared twice.
+func historyDiff(want, got []llm.Message) string {
+	w, g := historyShape(want), historyShape(got)
+	for i := 0; i < len(w) || i < len(g); i++ {
+		switch {
+		case i >= len(w):
+			return fmt.Sprintf("the live request has an extra message: %s", shorten(g[i], 120))
+		case i >= len(g):
+			return fmt.Sprintf("the live request lacks a recorded message: %s", shorten(w[i], 120))
+		case w[i] != g[i]:
+			return fmt.Sprintf("message %d differs\n  recorded: %s\n  replayed: %s", i+1, shorten(w[i], 160), shorten(g[i], 160))
+		}
+	}
+	return ""
+}
+
+func historyShape(msgs []llm.Message) []string {
+	out := make([]string, 0, len(msgs))
+	for _, m := range msgs {
+		var b strings.Builder
+		b.WriteString(string(m.Role))
+		b.WriteString(":")
+		for _, p := range m.Parts {
+			switch p := p.(type) {
+			case *llm.Text:
+				b.WriteString(" " + p.Text)
+			case *llm.ToolCall:
+				fmt.Fprintf(&b, " [call %s %s %s]", p.ID, p.Name, p.Args)
+			case *llm.ToolResult:
+				fmt.Fprintf(&b, " [result %s]", p.CallID)
+			}
+		}
+		out = append(out, b.String())
+	}
+	return out
+}
+
+// copyTree copies the regular files and directories of src into dst,
+// leaving out .git and anything that is not a plain file.
+func copyTree(src, dst string) error {
+	return filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(src, path)
+		if err != nil {
+			return err
+		}
+		target := filepath.Join(dst, rel)
+		switch {
+		case d.IsDir():
+			if d.Name() == ".git" && rel != "." {
+				return filepath.SkipDir
+			}
+			return os.MkdirAll(target, 0o755)
+		case d.Type().IsRegular():
+			in, err := os.Open(path)
+			if err != nil {
+				return err
+			}
+			defer in.Close()
+			info, err := in.Stat()
+			if err != nil {
+				return err
+			}
+			out, err := os.OpenFile(target, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, info.Mode().Perm())
+			if err != nil {
+				return err
+			}
+			if _, err := io.Copy(out, in); err != nil {
+				out.Close()
+				return err
+			}
+			return out.Close()
+		}
+		return nil
+	})
+}
