@@ -134,6 +134,9 @@ func New(opts *Options) (*Agent, error) {
 	if opts.Now == nil {
 		a.opts.Now = time.Now
 	}
+	if opts.Cost == nil {
+		a.opts.Cost = catalogCost
+	}
 	if opts.Sleep == nil {
 		a.opts.Sleep = sleep
 	}
@@ -526,6 +529,13 @@ func (a *Agent) Close() error {
 	}
 	a.bus.Close()
 	return errors.Join(errs...)
+}
+
+// catalogCost prices usage at llm.DefaultCatalog's list prices; a model
+// the catalog does not know costs nothing.
+func catalogCost(model string, u llm.Usage) float64 {
+	c, _ := llm.DefaultCatalog().Cost(model, u)
+	return c
 }
 
 func sleep(ctx context.Context, d time.Duration) error {

@@ -57,7 +57,12 @@ func newHarness(t *testing.T, opts *agent.Options, script ...llmtest.Entry) *har
 	h := &harness{t: t, m: llmtest.NewModel(script...), sleeps: &sleepLog{}}
 	if opts.Model == nil {
 		opts.Model = h.m
-		opts.Provider, opts.ModelName = llmtest.Provider, "scripted"
+		if opts.Provider == "" {
+			opts.Provider = llmtest.Provider
+		}
+		if opts.ModelName == "" {
+			opts.ModelName = "scripted"
+		}
 	}
 	if opts.Store == nil {
 		opts.Store = session.NewMemStore()

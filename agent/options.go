@@ -101,8 +101,9 @@ type Options struct {
 	// SpillDir receives tool output over the step's byte budget. Empty
 	// means os.TempDir().
 	SpillDir string
-	// Cost prices a model's usage in US dollars; nil means no cost is
-	// tracked (and a cost budget never triggers).
+	// Cost prices a model's usage in US dollars; nil means the list
+	// prices of llm.DefaultCatalog (a model it does not know costs
+	// nothing, so a cost budget cannot trip on it).
 	Cost func(model string, u llm.Usage) float64
 	// ObserverBuffer is each observer's event buffer; 0 means 1024.
 	ObserverBuffer int

@@ -309,3 +309,19 @@ func TestPanickingModelClosesTurn(t *testing.T) {
 		t.Error("the agent stayed busy after a panic")
 	}
 }
+
+func TestDefaultCostUsesCatalogPrices(t *testing.T) {
+	u := llm.Usage{Input: 1_000_000, Output: 100_000}
+	want, ok := llm.DefaultCatalog().Cost("claude-sonnet-4-5", u)
+	if !ok {
+		t.Skip("the catalog does not price claude-sonnet-4-5")
+	}
+	h2 := newHarness(t, &agent.Options{Provider: "anthropic", ModelName: "claude-sonnet-4-5"}, llmtest.Reply("ok").WithUsage(u))
+	res := h2.run("go")
+	if res.Cost != want || res.ByModel["claude-sonnet-4-5"].Cost != want {
+		t.Errorf("cost = %v, want %v", res.Cost, want)
+	}
+	if got := agent.Summarize(h2.events()).Cost; got != want {
+		t.Errorf("summary cost = %v, want %v", got, want)
+	}
+}

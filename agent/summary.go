@@ -51,9 +51,9 @@ type Decision struct {
 }
 
 // Summarize builds a postmortem from events (a run's, a session's, or
-// any slice in seq order). Cost is the sum the agent priced, which the log
-// does not carry: use SummarizeCost to price from the log.
-func Summarize(events []session.Event) *RunSummary { return SummarizeCost(events, nil) }
+// any slice in seq order), pricing usage at llm.DefaultCatalog's list
+// prices; SummarizeCost takes another price list.
+func Summarize(events []session.Event) *RunSummary { return SummarizeCost(events, catalogCost) }
 
 // SummarizeCost is Summarize pricing each assistant message's usage with
 // cost (nil prices nothing).
