@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/reinhq/rein/agent"
+	"github.com/reinhq/rein/hook"
 	"github.com/reinhq/rein/llm"
 	"github.com/reinhq/rein/llm/llmtest"
 	"github.com/reinhq/rein/session"
@@ -146,12 +147,14 @@ func TestB21_InjectDuringRunSeenNextStep(t *testing.T) {
 }
 
 func TestB22_CancelMidStreamKeepsText(t *testing.T) {
-	h := newHarness(t, nil, llmtest.HangAfter(
+	streamed := make(chan struct{}, 4)
+	hs := new(hook.Set).Observe("typing", session.TypeAssistantChunk, func(session.Event) { streamed <- struct{}{} })
+	h := newHarness(t, &agent.Options{Hooks: hs}, llmtest.HangAfter(
 		&llm.TextDelta{Index: 0, Text: "Let me think"},
 		&llm.ToolCallDelta{Index: 1, ID: "c1", Name: "echo", Args: `{"te`}))
 	done := h.runAsync("go")
-	waitCalls(h, 1)
-	time.Sleep(20 * time.Millisecond)
+	<-streamed
+	<-streamed // both deltas are in
 	h.a.Cancel("user")
 	out := <-done
 	evs := h.events()
