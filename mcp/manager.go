@@ -1,0 +1,657 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/reinhq/rein/hook"
+	"github.com/reinhq/rein/tool"
+)
+
+// Manager connects a host to its MCP servers and offers their tools.
+// It is safe for concurrent use. Close it when done: it stops every
+// server process it started.
+type Manager struct {
+	opts    Options
+	servers []*server
+	byName  map[string]*server
+	log     *slog.Logger
+	lookup  func(string) (string, bool)
+	grace   time.Duration
+
+	clientName, clientVersion string
+
+	ctx    context.Context // ends at Close
+	cancel context.CancelFunc
+	done   <-chan struct{}
+	wg     sync.WaitGroup
+
+	emitMu sync.Mutex
+	set    atomic.Pointer[tool.Set]
+	setMu  sync.Mutex // serialises rebuilding the set
+
+	bootMu   sync.Mutex
+	booted   bool
+	bootErr  error
+	booting  chan struct{}
+	closeMu  sync.Mutex
+	closed   bool
+	authMu   sync.Mutex
+	auth     map[string]map[string]http.Header // session → server → headers
+	namesMu  sync.Mutex
+	names    map[string]*server // rein tool name → the server that gave it
+	oauthMu  sync.Mutex
+	oauthFor map[string]*oauthState
+}
+
+// BootstrapError lists the servers that failed to start. The Manager
+// still offers the tools of the others.
+type BootstrapError struct {
+	Failed map[string]error // by server name
+}
+
+// Error names the failed servers and why.
+func (e *BootstrapError) Error() string {
+	names := make([]string, 0, len(e.Failed))
+	for n := range e.Failed {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	var b strings.Builder
+	fmt.Fprintf(&b, "mcp: %d server(s) failed to start; the others are available:", len(names))
+	for _, n := range names {
+		fmt.Fprintf(&b, "\n  %s: %v", n, e.Failed[n])
+	}
+	return b.String()
+}
+
+// Unwrap returns the servers' errors.
+func (e *BootstrapError) Unwrap() []error {
+	out := make([]error, 0, len(e.Failed))
+	for _, err := range e.Failed {
+		out = append(out, err)
+	}
+	return out
+}
+
+// New returns a Manager for the servers in opts. It checks the
+// configuration but opens no connection (unless Eager is set, which starts
+// the bootstrap in the background).
+func New(opts *Options) (*Manager, error) {
+	m := &Manager{byName: map[string]*server{}, auth: map[string]map[string]http.Header{}, names: map[string]*server{}, oauthFor: map[string]*oauthState{}}
+	if opts != nil {
+		m.opts = *opts
+	}
+	m.log = m.opts.Logger
+	if m.log == nil {
+		m.log = slog.New(slog.DiscardHandler)
+	}
+	m.lookup = m.opts.LookupEnv
+	m.grace = m.opts.ShutdownGrace
+	if m.grace <= 0 {
+		m.grace = 2 * time.Second
+	}
+	m.clientName, m.clientVersion = m.opts.ClientName, m.opts.ClientVersion
+	if m.clientName == "" {
+		m.clientName = "rein"
+	}
+	if m.clientVersion == "" {
+		m.clientVersion = "dev"
+	}
+	seen := map[string]string{}
+	for _, cfg := range m.opts.Servers {
+		if err := cfg.validate(); err != nil {
+			return nil, err
+		}
+		key := sanitize(cfg.Name)
+		if prev, dup := seen[key]; dup {
+			return nil, fmt.Errorf("%w: servers %q and %q have the same name once sanitised (%q); rename one", ErrConfig, prev, cfg.Name, key)
+		}
+		seen[key] = cfg.Name
+		s := newServer(m, cfg)
+		m.servers = append(m.servers, s)
+		m.byName[cfg.Name] = s
+	}
+	m.ctx, m.cancel = context.WithCancel(context.Background())
+	m.done = m.ctx.Done()
+	empty, _ := tool.NewSet()
+	m.set.Store(empty)
+	if m.opts.Eager {
+		m.wg.Add(1)
+		go func() {
+			defer m.wg.Done()
+			_ = m.Warmup(m.ctx)
+		}()
+	}
+	return m, nil
+}
+
+// Warmup connects every server in parallel (lazy servers with a cached
+// tool list only load it) and lists their tools. A server that fails does
+// not stop the others: the error is a *BootstrapError naming the failed
+// ones, and the Manager offers the tools of the rest. Warmup is
+// idempotent and safe to call concurrently; once every server is up, later
+// calls return at once, while a call after failures retries the failed
+// servers.
+func (m *Manager) Warmup(ctx context.Context) error {
+	for {
+		m.bootMu.Lock()
+		if m.isClosed() {
+			m.bootMu.Unlock()
+			return ErrClosed
+		}
+		if m.booted && m.bootErr == nil {
+			m.bootMu.Unlock()
+			return nil
+		}
+		if ch := m.booting; ch != nil {
+			m.bootMu.Unlock()
+			select {
+			case <-ch:
+				m.bootMu.Lock()
+				err := m.bootErr
+				m.bootMu.Unlock()
+				return err
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}
+		ch := make(chan struct{})
+		m.booting = ch
+		retry := m.booted
+		m.bootMu.Unlock()
+
+		var mu sync.Mutex
+		failed := map[string]error{}
+		var wg sync.WaitGroup
+		for _, s := range m.servers {
+			if retry && s.up() {
+				continue
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if err := s.bootstrap(ctx); err != nil {
+					mu.Lock()
+					failed[s.cfg.Name] = err
+					mu.Unlock()
+				}
+			}()
+		}
+		wg.Wait()
+		var err error
+		if len(failed) > 0 {
+			err = &BootstrapError{Failed: failed}
+		}
+		m.toolsChanged()
+		m.bootMu.Lock()
+		m.booted, m.bootErr, m.booting = true, err, nil
+		close(ch)
+		m.bootMu.Unlock()
+		return err
+	}
+}
+
+// Tools bootstraps the servers (see Warmup) and returns the tools offered
+// to the model: those of every server that is not host-only, in the order
+// of Options.Servers. With a *BootstrapError the tools of the servers that
+// started are still returned.
+func (m *Manager) Tools(ctx context.Context) ([]tool.Tool, error) {
+	err := m.Warmup(ctx)
+	return m.set.Load().Tools(), err
+}
+
+// Set returns the current set of tools offered to the model. It is
+// replaced (never modified) when a server's tool list changes, so a host
+// that reads it at every step boundary sees tools/list_changed between
+// steps.
+func (m *Manager) Set() *tool.Set { return m.set.Load() }
+
+// Lookup returns the tool with rein name name from any server, host-only
+// ones included.
+func (m *Manager) Lookup(name string) (*Tool, bool) {
+	for _, s := range m.servers {
+		s.mu.Lock()
+		for _, t := range s.tools {
+			if t.spec.Name == name {
+				s.mu.Unlock()
+				return t, true
+			}
+		}
+		s.mu.Unlock()
+	}
+	return nil, false
+}
+
+// Call calls the tool named name (the server's own name for it) on server,
+// from host code: host-only servers are callable here, and nothing is
+// offered to or seen by the model. args may be nil.
+func (m *Manager) Call(ctx context.Context, server, name string, args json.RawMessage) (*tool.Result, error) {
+	s, err := m.server(server)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := s.ensure(ctx); err != nil && !s.hasTools() {
+		return nil, err
+	}
+	s.mu.Lock()
+	t := s.byName[name]
+	s.mu.Unlock()
+	if t == nil {
+		return nil, fmt.Errorf("mcp: server %q, tool %q: %w", server, name, ErrUnknownTool)
+	}
+	if len(args) > 0 {
+		fixed, _, err := t.valid.Validate(args)
+		if err != nil {
+			return nil, err
+		}
+		args = fixed
+	}
+	return s.call(ctx, name, t.spec.Name, "", "", args)
+}
+
+func (m *Manager) server(name string) (*server, error) {
+	s := m.byName[name]
+	if s == nil {
+		return nil, fmt.Errorf("%w: %q", ErrUnknownServer, name)
+	}
+	return s, nil
+}
+
+// ServerStatus is what Servers reports about one server.
+type ServerStatus struct {
+	Name      string
+	Transport string
+	State     string // StateIdle, StateLazy, StateConnecting, StateConnected, StateDown or StateClosed
+	HostOnly  bool
+	Protocol  string   // the negotiated protocol version, once connected
+	Tools     []string // rein names, after filtering
+	PID       int      // a stdio server's process id while connected
+	Err       string   // the last connection error
+	// Instructions are what the server asked hosts to tell the model.
+	Instructions string
+}
+
+// Servers reports every server, in configuration order.
+func (m *Manager) Servers() []ServerStatus {
+	out := make([]ServerStatus, 0, len(m.servers))
+	for _, s := range m.servers {
+		s.mu.Lock()
+		st := ServerStatus{Name: s.cfg.Name, Transport: s.cfg.transport(), State: s.state, HostOnly: s.cfg.HostOnly,
+			Protocol: s.protocol, Tools: s.names(), PID: s.pid, Instructions: s.instr}
+		if s.lastErr != nil {
+			st.Err = s.lastErr.Error()
+		}
+		s.mu.Unlock()
+		out = append(out, st)
+	}
+	return out
+}
+
+// CachedTools returns the tool list server last reported (before
+// filtering), for a host to keep as ServerConfig.CachedTools.
+func (m *Manager) CachedTools(server string) ([]ToolInfo, error) {
+	s, err := m.server(server)
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.raw), nil
+}
+
+// Instructions returns the instructions of the connected servers whose
+// tools the model sees, one section per server, for the system prompt.
+// It is empty when no server gave any.
+func (m *Manager) Instructions() string {
+	var b strings.Builder
+	for _, s := range m.servers {
+		if s.cfg.HostOnly {
+			continue
+		}
+		s.mu.Lock()
+		instr := strings.TrimSpace(s.instr)
+		s.mu.Unlock()
+		if instr == "" {
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteString("\n\n")
+		}
+		fmt.Fprintf(&b, "## MCP server %s (tools mcp_%s_*)\n\n%s", s.cfg.Name, sanitize(s.cfg.Name), instr)
+	}
+	return b.String()
+}
+
+// Resources lists a server's resources, for hosts.
+func (m *Manager) Resources(ctx context.Context, server string) ([]*sdk.Resource, error) {
+	cs, err := m.session(ctx, server)
+	if err != nil {
+		return nil, err
+	}
+	var out []*sdk.Resource
+	for r, err := range cs.Resources(ctx, nil) {
+		if err != nil {
+			return nil, fmt.Errorf("mcp: server %q: listing resources: %w", server, err)
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+// ReadResource reads one resource of a server, for hosts.
+func (m *Manager) ReadResource(ctx context.Context, server, uri string) (*sdk.ReadResourceResult, error) {
+	cs, err := m.session(ctx, server)
+	if err != nil {
+		return nil, err
+	}
+	res, err := cs.ReadResource(ctx, &sdk.ReadResourceParams{URI: uri})
+	if err != nil {
+		return nil, fmt.Errorf("mcp: server %q: reading %s: %w", server, uri, err)
+	}
+	return res, nil
+}
+
+// Prompts lists a server's prompts, for hosts.
+func (m *Manager) Prompts(ctx context.Context, server string) ([]*sdk.Prompt, error) {
+	cs, err := m.session(ctx, server)
+	if err != nil {
+		return nil, err
+	}
+	var out []*sdk.Prompt
+	for p, err := range cs.Prompts(ctx, nil) {
+		if err != nil {
+			return nil, fmt.Errorf("mcp: server %q: listing prompts: %w", server, err)
+		}
+		out = append(out, p)
+	}
+	return out, nil
+}
+
+// GetPrompt renders one prompt of a server, for hosts.
+func (m *Manager) GetPrompt(ctx context.Context, server, name string, args map[string]string) (*sdk.GetPromptResult, error) {
+	cs, err := m.session(ctx, server)
+	if err != nil {
+		return nil, err
+	}
+	res, err := cs.GetPrompt(ctx, &sdk.GetPromptParams{Name: name, Arguments: args})
+	if err != nil {
+		return nil, fmt.Errorf("mcp: server %q: prompt %s: %w", server, name, err)
+	}
+	return res, nil
+}
+
+func (m *Manager) session(ctx context.Context, server string) (*sdk.ClientSession, error) {
+	s, err := m.server(server)
+	if err != nil {
+		return nil, err
+	}
+	if s.cfg.Auth != nil {
+		h, err := m.authHeaders(ctx, s, "")
+		if err != nil {
+			return nil, err
+		}
+		ctx = context.WithValue(ctx, headersKey{}, h)
+	}
+	return s.ensure(ctx)
+}
+
+// Closers returns the Manager as an io.Closer, for agent.Options.Closers.
+func (m *Manager) Closers() []io.Closer { return []io.Closer{m} }
+
+// Close closes every connection and stops every server process the
+// Manager started (and what those started), then waits for the Manager's
+// goroutines. It is idempotent.
+func (m *Manager) Close() error {
+	m.closeMu.Lock()
+	if m.closed {
+		m.closeMu.Unlock()
+		return nil
+	}
+	m.closed = true
+	m.closeMu.Unlock()
+	m.cancel()
+	var wg sync.WaitGroup
+	for _, s := range m.servers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s.close()
+		}()
+	}
+	wg.Wait()
+	m.wg.Wait()
+	return nil
+}
+
+func (m *Manager) isClosed() bool {
+	m.closeMu.Lock()
+	defer m.closeMu.Unlock()
+	return m.closed
+}
+
+// emit delivers an event, one at a time.
+func (m *Manager) emit(ev Event) {
+	if m.opts.Events == nil {
+		return
+	}
+	m.emitMu.Lock()
+	defer m.emitMu.Unlock()
+	m.opts.Events(ev)
+}
+
+// toolsChanged rebuilds the model's tool set from every server.
+func (m *Manager) toolsChanged() {
+	m.setMu.Lock()
+	defer m.setMu.Unlock()
+	set, _ := tool.NewSet()
+	for _, s := range m.servers {
+		if s.cfg.HostOnly {
+			continue
+		}
+		s.mu.Lock()
+		tools := slices.Clone(s.tools)
+		s.mu.Unlock()
+		for _, t := range tools {
+			if err := set.Add(t); err != nil {
+				m.log.Warn("mcp: tool left out", "server", s.cfg.Name, "tool", t.info.Name, "err", err)
+			}
+		}
+	}
+	m.set.Store(set)
+}
+
+// nameTaken reports whether a server other than s already gave name.
+// Names of different servers can meet: server "a" with tool "b_c" and
+// server "a_b" with tool "c" are both mcp_a_b_c.
+func (m *Manager) nameTaken(s *server, name string) bool {
+	m.namesMu.Lock()
+	defer m.namesMu.Unlock()
+	owner := m.names[name]
+	return owner != nil && owner != s
+}
+
+// claimNames records the names s now gives, releasing the ones it gave up.
+func (m *Manager) claimNames(s *server, names []string) {
+	m.namesMu.Lock()
+	defer m.namesMu.Unlock()
+	for n, owner := range m.names {
+		if owner == s {
+			delete(m.names, n)
+		}
+	}
+	for _, n := range names {
+		m.names[n] = s
+	}
+}
+
+func (s *server) up() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.cs != nil || s.state == StateLazy
+}
+
+func (s *server) hasTools() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.tools) > 0
+}
+
+// refreshLater lists a server's tools again in the background; it is
+// called from the SDK's notification handler, which must not block.
+func (m *Manager) refreshLater(s *server) {
+	m.closeMu.Lock()
+	if m.closed {
+		m.closeMu.Unlock()
+		return
+	}
+	m.wg.Add(1)
+	m.closeMu.Unlock()
+	go func() {
+		defer m.wg.Done()
+		ctx, cancel := context.WithTimeout(m.ctx, s.connectTimeout())
+		defer cancel()
+		s.refresh(ctx)
+	}()
+}
+
+// backoff is the delay before attempt n (1-based).
+func (m *Manager) backoff(n int) time.Duration {
+	b := m.opts.Backoff
+	d, max := b.Initial, b.Max
+	if d <= 0 {
+		d = 250 * time.Millisecond
+	}
+	if max <= 0 {
+		max = 30 * time.Second
+	}
+	for i := 1; i < n && d < max; i++ {
+		d *= 2
+	}
+	return min(d, max)
+}
+
+func (b Backoff) attempts() int {
+	if b.Attempts > 0 {
+		return b.Attempts
+	}
+	return 8
+}
+
+// Hooks returns the handlers a host adds to its agent: a prompt handler
+// that evaluates every server's Auth callback for the session at the start
+// of each turn. A failing callback fails the turn before the model is
+// asked anything. Hooks is nil-safe to add when no server has Auth.
+func (m *Manager) Hooks() *hook.Set {
+	hs := new(hook.Set)
+	if !slices.ContainsFunc(m.servers, func(s *server) bool { return s.cfg.Auth != nil }) {
+		return hs
+	}
+	hs.Prompt("mcp-auth", func(ctx context.Context, in *hook.PromptInput) (hook.PromptDecision, error) {
+		return nil, m.Authorize(ctx, string(in.Session))
+	})
+	return hs
+}
+
+// Authorize evaluates the Auth callback of every server that has one for
+// session, keeping the headers for the session's tool calls until the
+// next Authorize. The first failure is returned; the session's calls to
+// that server then fail until an Authorize succeeds.
+func (m *Manager) Authorize(ctx context.Context, session string) error {
+	var errs []error
+	for _, s := range m.servers {
+		if s.cfg.Auth == nil {
+			continue
+		}
+		h, err := m.evalAuth(ctx, s, session)
+		m.authMu.Lock()
+		per := m.auth[session]
+		if per == nil {
+			per = map[string]http.Header{}
+			m.auth[session] = per
+		}
+		if err != nil {
+			delete(per, s.cfg.Name)
+		} else {
+			per[s.cfg.Name] = h
+		}
+		m.authMu.Unlock()
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Forget drops what Authorize kept for session, for example when it ends.
+func (m *Manager) Forget(session string) {
+	m.authMu.Lock()
+	delete(m.auth, session)
+	m.authMu.Unlock()
+}
+
+// evalAuth calls a server's Auth callback; its error never carries the
+// headers.
+func (m *Manager) evalAuth(ctx context.Context, s *server, session string) (http.Header, error) {
+	h, err := s.cfg.Auth(ctx, &AuthRequest{Server: s.cfg.Name, Session: session})
+	if err != nil {
+		return nil, fmt.Errorf("mcp: auth for server %q failed: %w", s.cfg.Name, err)
+	}
+	return h, nil
+}
+
+// authHeaders are the connection-level headers of a server with Auth.
+func (m *Manager) authHeaders(ctx context.Context, s *server, session string) (http.Header, error) {
+	return m.evalAuth(ctx, s, session)
+}
+
+// sessionHeaders returns the headers Authorize kept for session, calling
+// the callback now when the session has none yet.
+func (m *Manager) sessionHeaders(ctx context.Context, s *server, session string) (http.Header, error) {
+	m.authMu.Lock()
+	h, ok := m.auth[session][s.cfg.Name]
+	m.authMu.Unlock()
+	if ok {
+		return h, nil
+	}
+	return m.evalAuth(ctx, s, session)
+}
+
+// headersKey carries a session's headers to the HTTP transport through a
+// request's context.
+type headersKey struct{}
+
+// headerTransport adds a connection's headers, and the session's headers
+// found in the request's context, to every request.
+type headerTransport struct {
+	base    http.RoundTripper
+	headers http.Header
+	server  string
+}
+
+func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	extra, _ := req.Context().Value(headersKey{}).(http.Header)
+	if len(t.headers) == 0 && len(extra) == 0 {
+		return t.base.RoundTrip(req)
+	}
+	r := req.Clone(req.Context())
+	for k, vs := range t.headers {
+		r.Header[k] = vs
+	}
+	for k, vs := range extra {
+		r.Header[http.CanonicalHeaderKey(k)] = vs
+	}
+	return t.base.RoundTrip(r)
+}

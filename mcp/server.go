@@ -1,0 +1,645 @@
+package mcp
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/reinhq/rein/tool"
+)
+
+// Server states, as reported by Manager.Servers.
+const (
+	StateIdle       = "idle"       // not connected yet
+	StateLazy       = "lazy"       // tools from the cache; connects on the first call
+	StateConnecting = "connecting" // a connection attempt is in flight
+	StateConnected  = "connected"
+	StateDown       = "down" // the last attempt failed or the connection dropped
+	StateClosed     = "closed"
+)
+
+// server is one configured server and its connection.
+type server struct {
+	m   *Manager
+	cfg ServerConfig
+
+	mu         sync.Mutex
+	cs         *sdk.ClientSession
+	pid        int
+	state      string
+	lastErr    error
+	connecting chan struct{} // closed when the attempt in flight ends
+	failures   int
+	nextTry    time.Time
+	everUp     bool
+	lazyFirst  bool // the next connect is the deferred one of a lazy server
+	raw        []ToolInfo
+	warn       []string         // about the last tool list
+	tools      []*Tool          // after filtering, in server order
+	byName     map[string]*Tool // by the server's tool name
+	protocol   string
+	instr      string
+	stderr     *tailBuffer
+	reconnects bool // a background reconnect loop is running
+	closed     bool
+}
+
+func newServer(m *Manager, cfg ServerConfig) *server {
+	return &server{m: m, cfg: cfg, state: StateIdle, byName: map[string]*Tool{}}
+}
+
+// connectTimeout is the bound on one connection attempt.
+func (s *server) connectTimeout() time.Duration {
+	if s.cfg.ConnectTimeout > 0 {
+		return s.cfg.ConnectTimeout
+	}
+	return 30 * time.Second
+}
+
+// bootstrap connects (or loads the cache, for a lazy server) and lists the
+// tools. It reports through a BootstrapEnd event.
+func (s *server) bootstrap(ctx context.Context) error {
+	start := time.Now()
+	ev := &BootstrapEnd{Server: s.cfg.Name, Transport: s.cfg.transport()}
+	if s.cfg.Lazy && len(s.cfg.CachedTools) > 0 {
+		s.mu.Lock()
+		if s.cs == nil && s.state != StateClosed {
+			s.state = StateLazy
+			s.lazyFirst = true
+		}
+		ev.Warnings = s.setToolsLocked(s.cfg.CachedTools)
+		ev.ToolCount = len(s.tools)
+		s.mu.Unlock()
+		ev.OK, ev.Lazy, ev.Cached = true, true, true
+		ev.Duration = time.Since(start)
+		s.m.toolsChanged()
+		s.m.emit(ev)
+		return nil
+	}
+	if s.cfg.Lazy {
+		ev.Warnings = append(ev.Warnings, "lazy connect needs cached tools; connected to list them")
+	}
+	_, err := s.ensure(ctx)
+	ev.Duration = time.Since(start)
+	if err != nil {
+		ev.Err = err
+		s.m.emit(ev)
+		return err
+	}
+	s.mu.Lock()
+	ev.OK = true
+	ev.ToolCount = len(s.tools)
+	ev.Warnings = append(ev.Warnings, s.warn...)
+	ev.Warnings = append(ev.Warnings, s.filterWarningsLocked()...)
+	s.mu.Unlock()
+	s.m.emit(ev)
+	return nil
+}
+
+// ensure returns a live session, connecting first when there is none.
+// Concurrent callers share one attempt. After a failed attempt, callers
+// are refused until the backoff delay passes.
+func (s *server) ensure(ctx context.Context) (*sdk.ClientSession, error) {
+	for {
+		s.mu.Lock()
+		if s.closed {
+			s.mu.Unlock()
+			return nil, fmt.Errorf("mcp: server %q: %w", s.cfg.Name, ErrClosed)
+		}
+		if s.cs != nil {
+			cs := s.cs
+			s.mu.Unlock()
+			return cs, nil
+		}
+		if ch := s.connecting; ch != nil {
+			s.mu.Unlock()
+			select {
+			case <-ch:
+				continue
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+		}
+		if wait := time.Until(s.nextTry); s.failures > 0 && wait > 0 {
+			err := s.lastErr
+			s.mu.Unlock()
+			return nil, fmt.Errorf("mcp: server %q is unavailable (%v); the next attempt is in %s", s.cfg.Name, err, wait.Round(time.Millisecond))
+		}
+		ch := make(chan struct{})
+		s.connecting = ch
+		prev := s.state
+		s.state = StateConnecting
+		lazy := s.lazyFirst
+		s.mu.Unlock()
+
+		start := time.Now()
+		cs, pid, info, err := s.connect(ctx)
+
+		s.mu.Lock()
+		s.connecting = nil
+		close(ch)
+		if err == nil && s.closed {
+			s.mu.Unlock()
+			s.shutdown(cs, pid)
+			return nil, fmt.Errorf("mcp: server %q: %w", s.cfg.Name, ErrClosed)
+		}
+		if err != nil {
+			s.failures++
+			s.nextTry = time.Now().Add(s.m.backoff(s.failures))
+			s.lastErr = err
+			s.state = StateDown
+			if prev == StateLazy {
+				s.state = StateLazy
+			}
+			s.mu.Unlock()
+			return nil, err
+		}
+		reconnect := s.everUp
+		s.cs, s.pid = cs, pid
+		s.failures, s.lastErr = 0, nil
+		s.everUp, s.lazyFirst = true, false
+		s.state = StateConnected
+		s.protocol = info.protocol
+		s.instr = info.instructions
+		old := s.names()
+		s.setToolsLocked(info.tools)
+		names := s.names()
+		s.m.wg.Add(1)
+		s.mu.Unlock()
+
+		go s.watch(cs)
+		if !slices.Equal(old, names) {
+			s.m.toolsChanged()
+			if reconnect || lazy {
+				s.m.emit(&ToolsChanged{Server: s.cfg.Name, Tools: names})
+			}
+		}
+		s.m.emit(&Connected{Server: s.cfg.Name, Transport: s.cfg.transport(), Protocol: info.protocol, Tools: names, Lazy: lazy, Reconnect: reconnect, Duration: time.Since(start)})
+		return cs, nil
+	}
+}
+
+// connInfo is what a new connection learned.
+type connInfo struct {
+	protocol, instructions string
+	tools                  []ToolInfo
+}
+
+// connect opens a connection and lists the tools, within the connect timeout.
+func (s *server) connect(ctx context.Context) (*sdk.ClientSession, int, connInfo, error) {
+	var info connInfo
+	ctx, cancel := context.WithTimeout(ctx, s.connectTimeout())
+	defer cancel()
+	t, cmd, err := s.transport(ctx)
+	if err != nil {
+		return nil, 0, info, fmt.Errorf("mcp: server %q: %w", s.cfg.Name, err)
+	}
+	client := sdk.NewClient(&sdk.Implementation{Name: s.m.clientName, Version: s.m.clientVersion}, &sdk.ClientOptions{
+		Logger: s.m.log,
+		ToolListChangedHandler: func(context.Context, *sdk.ToolListChangedRequest) {
+			s.m.refreshLater(s)
+		},
+		Capabilities: &sdk.ClientCapabilities{},
+	})
+	cs, err := client.Connect(ctx, t, nil)
+	pid := 0
+	if cmd != nil && cmd.Process != nil {
+		pid = cmd.Process.Pid
+	}
+	if err != nil {
+		killGroup(pid)
+		return nil, 0, info, s.connectError(err)
+	}
+	if res := cs.InitializeResult(); res != nil {
+		info.protocol, info.instructions = res.ProtocolVersion, res.Instructions
+	}
+	info.tools, err = listTools(ctx, cs)
+	if err != nil {
+		s.shutdown(cs, pid)
+		return nil, 0, info, fmt.Errorf("mcp: server %q: listing tools: %w", s.cfg.Name, err)
+	}
+	return cs, pid, info, nil
+}
+
+// connectError says why a connection failed, with the last line a stdio
+// server wrote to stderr, which usually names the problem.
+func (s *server) connectError(err error) error {
+	msg := fmt.Sprintf("mcp: server %q: connect: %v", s.cfg.Name, err)
+	if s.stderr != nil {
+		if line := s.stderr.lastLine(); line != "" {
+			msg += "; its stderr says: " + line
+		}
+	}
+	return errors.New(msg)
+}
+
+func listTools(ctx context.Context, cs *sdk.ClientSession) ([]ToolInfo, error) {
+	var out []ToolInfo
+	for t, err := range cs.Tools(ctx, nil) {
+		if err != nil {
+			return nil, err
+		}
+		info, err := infoOf(t)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, info)
+	}
+	return out, nil
+}
+
+// transport builds a new transport for one connection attempt, resolving
+// the config's templates now.
+func (s *server) transport(ctx context.Context) (sdk.Transport, *exec.Cmd, error) {
+	c := &s.cfg
+	lookup := s.m.lookup
+	switch c.transport() {
+	case TransportCustom:
+		t, err := c.NewTransport(ctx)
+		return t, nil, err
+	case TransportStdio:
+		command, err := Expand(c.Command, lookup)
+		if err != nil {
+			return nil, nil, fmt.Errorf("command: %w", err)
+		}
+		args := make([]string, len(c.Args))
+		for i, a := range c.Args {
+			if args[i], err = Expand(a, lookup); err != nil {
+				return nil, nil, fmt.Errorf("argument %d: %w", i+1, err)
+			}
+		}
+		env, err := s.env()
+		if err != nil {
+			return nil, nil, err
+		}
+		// The command's life is bounded by Close, not by ctx: ctx only
+		// bounds connecting.
+		cmd := exec.Command(command, args...)
+		cmd.Dir, cmd.Env = c.Dir, env
+		s.stderr = &tailBuffer{name: c.Name, log: s.m.log}
+		cmd.Stderr = s.stderr
+		isolate(cmd)
+		return &sdk.CommandTransport{Command: cmd, TerminateDuration: s.m.grace}, cmd, nil
+	default:
+		u, err := Expand(c.URL, lookup)
+		if err != nil {
+			return nil, nil, fmt.Errorf("URL: %w", err)
+		}
+		headers := http.Header{}
+		for k, v := range c.Headers {
+			if v, err = Expand(v, lookup); err != nil {
+				return nil, nil, fmt.Errorf("header %s: %w", k, err)
+			}
+			headers.Set(k, v)
+		}
+		if c.Auth != nil {
+			h, err := s.m.authHeaders(ctx, s, "")
+			if err != nil {
+				return nil, nil, err
+			}
+			for k, vs := range h {
+				headers[k] = vs
+			}
+		}
+		base := http.DefaultTransport
+		if c.HTTPClient != nil && c.HTTPClient.Transport != nil {
+			base = c.HTTPClient.Transport
+		}
+		hc := &http.Client{Transport: &headerTransport{base: base, headers: headers, server: c.Name}}
+		if c.HTTPClient != nil {
+			hc.Timeout, hc.Jar, hc.CheckRedirect = c.HTTPClient.Timeout, c.HTTPClient.Jar, c.HTTPClient.CheckRedirect
+		}
+		if c.SSE {
+			return &sdk.SSEClientTransport{Endpoint: u, HTTPClient: hc}, nil, nil
+		}
+		t := &sdk.StreamableClientTransport{Endpoint: u, HTTPClient: hc}
+		if c.OAuth != nil {
+			h, err := s.m.oauthHandler(s)
+			if err != nil {
+				return nil, nil, err
+			}
+			t.OAuthHandler = h
+		}
+		return t, nil, nil
+	}
+}
+
+// env builds a stdio server's environment.
+func (s *server) env() ([]string, error) {
+	var env []string
+	if s.cfg.InheritEnv {
+		env = os.Environ()
+	} else {
+		for _, k := range safeEnv {
+			if v, ok := os.LookupEnv(k); ok {
+				env = append(env, k+"="+v)
+			}
+		}
+	}
+	keys := make([]string, 0, len(s.cfg.Env))
+	for k := range s.cfg.Env {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		v, err := Expand(s.cfg.Env[k], s.m.lookup)
+		if err != nil {
+			return nil, fmt.Errorf("env %s: %w", k, err)
+		}
+		env = append(env, k+"="+v)
+	}
+	return env, nil
+}
+
+// watch waits for a connection to end; one the Manager did not close is a
+// drop, followed by reconnection in the background.
+func (s *server) watch(cs *sdk.ClientSession) {
+	defer s.m.wg.Done()
+	err := cs.Wait()
+	s.mu.Lock()
+	if s.cs != cs {
+		s.mu.Unlock()
+		return
+	}
+	pid := s.pid
+	s.cs, s.pid = nil, 0
+	if s.closed {
+		s.mu.Unlock()
+		return
+	}
+	if err == nil {
+		err = errors.New("the server closed the connection")
+	}
+	s.state, s.lastErr = StateDown, err
+	start := !s.reconnects
+	s.reconnects = true
+	if start {
+		s.m.wg.Add(1)
+	}
+	s.mu.Unlock()
+	s.shutdown(cs, pid)
+	s.m.emit(&Disconnected{Server: s.cfg.Name, Err: err})
+	if start {
+		go s.reconnectLoop()
+	}
+}
+
+// reconnectLoop retries a dropped connection with backoff, a bounded
+// number of times; calls after that connect on demand.
+func (s *server) reconnectLoop() {
+	defer s.m.wg.Done()
+	defer func() {
+		s.mu.Lock()
+		s.reconnects = false
+		s.mu.Unlock()
+	}()
+	for i := 1; i <= s.m.opts.Backoff.attempts(); i++ {
+		select {
+		case <-s.m.done:
+			return
+		case <-time.After(s.m.backoff(i)):
+		}
+		ctx, cancel := context.WithCancel(s.m.ctx)
+		_, err := s.ensure(ctx)
+		cancel()
+		if err == nil || errors.Is(err, ErrClosed) {
+			return
+		}
+		s.m.log.Debug("mcp: reconnect failed", "server", s.cfg.Name, "attempt", i, "err", err)
+	}
+}
+
+// shutdown closes a session and ends what is left of its process group.
+func (s *server) shutdown(cs *sdk.ClientSession, pid int) {
+	if cs != nil {
+		_ = cs.Close()
+	}
+	killGroup(pid)
+}
+
+// close ends the server's connection for good.
+func (s *server) close() {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return
+	}
+	s.closed = true
+	cs, pid := s.cs, s.pid
+	s.cs, s.pid = nil, 0
+	s.state = StateClosed
+	ch := s.connecting
+	s.mu.Unlock()
+	if ch != nil {
+		<-ch // the attempt sees closed and shuts its connection down
+	}
+	s.shutdown(cs, pid)
+	s.m.emit(&Closed{Server: s.cfg.Name})
+}
+
+// refresh lists the tools again after tools/list_changed.
+func (s *server) refresh(ctx context.Context) {
+	cs, err := s.ensure(ctx)
+	if err != nil {
+		return
+	}
+	tools, err := listTools(ctx, cs)
+	if err != nil {
+		s.m.log.Debug("mcp: refreshing tools failed", "server", s.cfg.Name, "err", err)
+		return
+	}
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return
+	}
+	old := s.names()
+	s.setToolsLocked(tools)
+	names := s.names()
+	s.mu.Unlock()
+	s.m.toolsChanged() // descriptions and schemas may have changed too
+	if !slices.Equal(old, names) {
+		s.m.emit(&ToolsChanged{Server: s.cfg.Name, Tools: names})
+	}
+}
+
+// setToolsLocked installs a tool list, applying the filters, and returns
+// warnings about it.
+func (s *server) setToolsLocked(list []ToolInfo) []string {
+	s.raw = list
+	var warnings []string
+	enabled := s.cfg.Enabled
+	var kept []ToolInfo
+	for _, t := range list {
+		if len(enabled) > 0 && !slices.Contains(enabled, t.Name) {
+			continue
+		}
+		if slices.Contains(s.cfg.Disabled, t.Name) {
+			continue
+		}
+		if s.cfg.Filter != nil && !s.cfg.Filter(t) {
+			continue
+		}
+		kept = append(kept, t)
+	}
+	// Keep the rein names of tools that stay, so a refresh never renames.
+	prev := s.byName
+	s.byName = make(map[string]*Tool, len(kept))
+	s.tools = s.tools[:0:0]
+	given := map[string]bool{}
+	for _, info := range kept {
+		if old := prev[info.Name]; old != nil && !given[old.spec.Name] {
+			given[old.spec.Name] = true
+		}
+	}
+	for _, info := range kept {
+		name := ""
+		if old := prev[info.Name]; old != nil {
+			name = old.spec.Name
+		} else {
+			name = toolName(s.cfg.Name, info.Name, func(n string) bool { return given[n] || s.m.nameTaken(s, n) })
+			given[name] = true
+		}
+		spec := tool.Spec{Name: name, Description: info.Description, Schema: info.Schema, Annotations: info.Annotations}
+		if spec.Description == "" {
+			spec.Description = info.Title
+		}
+		t := &Tool{srv: s, info: info, spec: spec}
+		v, err := tool.NewValidator(info.Schema)
+		if err != nil {
+			warnings = append(warnings, fmt.Sprintf("tool %q: schema does not compile (%v); arguments go unchecked", info.Name, err))
+			spec.Schema = json.RawMessage(`{"type":"object"}`)
+			t.spec = spec
+			v, _ = tool.NewValidator(spec.Schema)
+		}
+		t.valid = v
+		s.byName[info.Name] = t
+		s.tools = append(s.tools, t)
+	}
+	s.m.claimNames(s, s.names())
+	s.warn = warnings
+	return warnings
+}
+
+// filterWarningsLocked names enabled tools the server does not have.
+func (s *server) filterWarningsLocked() []string {
+	var w []string
+	for _, n := range s.cfg.Enabled {
+		if !slices.ContainsFunc(s.raw, func(t ToolInfo) bool { return t.Name == n }) {
+			w = append(w, fmt.Sprintf("enabled tool %q is not offered by the server", n))
+		}
+	}
+	return w
+}
+
+// names returns the rein names of the current tools; callers hold mu.
+func (s *server) names() []string {
+	out := make([]string, len(s.tools))
+	for i, t := range s.tools {
+		out[i] = t.spec.Name
+	}
+	return out
+}
+
+// call runs one tool call on the server.
+func (s *server) call(ctx context.Context, remote, name, callID, session string, args json.RawMessage) (*tool.Result, error) {
+	before := ToolBefore{Server: s.cfg.Name, Tool: remote, Name: name, CallID: callID, Session: session}
+	s.m.emit(&before)
+	start := time.Now()
+	res, err := s.callOnce(ctx, remote, session, args)
+	if err != nil {
+		s.m.emit(&ToolError{ToolBefore: before, Duration: time.Since(start), Err: err})
+		return nil, err
+	}
+	s.m.emit(&ToolAfter{ToolBefore: before, Duration: time.Since(start), IsError: res.IsError, OutputBytes: outputBytes(res)})
+	return res, nil
+}
+
+func (s *server) callOnce(ctx context.Context, remote, session string, args json.RawMessage) (*tool.Result, error) {
+	if s.cfg.CallTimeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, s.cfg.CallTimeout)
+		defer cancel()
+	}
+	if s.cfg.Auth != nil {
+		h, err := s.m.sessionHeaders(ctx, s, session)
+		if err != nil {
+			return nil, err
+		}
+		ctx = context.WithValue(ctx, headersKey{}, h)
+	}
+	cs, err := s.ensure(ctx)
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	_, offered := s.byName[remote]
+	s.mu.Unlock()
+	if !offered {
+		return nil, fmt.Errorf("mcp: server %q no longer offers tool %q: %w", s.cfg.Name, remote, ErrUnknownTool)
+	}
+	if len(bytes.TrimSpace(args)) == 0 || string(args) == "null" {
+		args = json.RawMessage(`{}`)
+	}
+	r, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: remote, Arguments: args})
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("mcp: %s on server %q: %w", remote, s.cfg.Name, context.Cause(ctx))
+		}
+		if errors.Is(err, sdk.ErrConnectionClosed) {
+			return nil, fmt.Errorf("mcp: server %q dropped the connection during the call to %s; it is reconnecting, so the call may be tried again", s.cfg.Name, remote)
+		}
+		return nil, fmt.Errorf("mcp: %s on server %q: %w", remote, s.cfg.Name, err)
+	}
+	return resultOf(r), nil
+}
+
+// tailBuffer keeps the end of a server's stderr and logs its lines.
+type tailBuffer struct {
+	name string
+	log  interface {
+		Debug(msg string, args ...any)
+	}
+	mu  sync.Mutex
+	buf []byte
+}
+
+func (b *tailBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.buf = append(b.buf, p...)
+	if len(b.buf) > 4096 {
+		b.buf = append(b.buf[:0], b.buf[len(b.buf)-4096:]...)
+	}
+	for _, line := range strings.Split(strings.TrimRight(string(p), "\n"), "\n") {
+		if line != "" {
+			b.log.Debug("mcp: server stderr", "server", b.name, "line", line)
+		}
+	}
+	return len(p), nil
+}
+
+func (b *tailBuffer) lastLine() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	s := strings.TrimSpace(string(b.buf))
+	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
+		s = s[i+1:]
+	}
+	if len(s) > 300 {
+		s = s[:300] + "…"
+	}
+	return s
+}
