@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"strings"
 	"time"
 
 	"github.com/reinhq/rein/hook"
@@ -1009,35 +1010,17 @@ func (r *runState) checkOutput(answer string) (json.RawMessage, error) {
 
 // trimFence removes a Markdown code fence around a JSON answer.
 func trimFence(s string) string {
-	t := []byte(s)
-	for len(t) > 0 && (t[0] == ' ' || t[0] == '\n' || t[0] == '\r' || t[0] == '\t') {
-		t = t[1:]
+	t := strings.TrimSpace(s)
+	if !strings.HasPrefix(t, "```") {
+		return t
 	}
-	if len(t) >= 3 && string(t[:3]) == "```" {
-		if i := indexByte(t, '\n'); i >= 0 {
-			t = t[i+1:]
-		}
-		if j := lastIndex(t, "```"); j >= 0 {
-			t = t[:j]
-		}
+	if i := strings.IndexByte(t, '\n'); i >= 0 {
+		t = t[i+1:]
+	} else {
+		return t
 	}
-	return string(t)
-}
-
-func indexByte(b []byte, c byte) int {
-	for i := range b {
-		if b[i] == c {
-			return i
-		}
+	if j := strings.LastIndex(t, "```"); j >= 0 {
+		t = t[:j]
 	}
-	return -1
-}
-
-func lastIndex(b []byte, s string) int {
-	for i := len(b) - len(s); i >= 0; i-- {
-		if string(b[i:i+len(s)]) == s {
-			return i
-		}
-	}
-	return -1
+	return strings.TrimSpace(t)
 }
