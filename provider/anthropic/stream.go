@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sync"
 
 	"github.com/reinhq/rein/llm"
 )
@@ -65,12 +66,12 @@ func (w *wireUsage) usage() llm.Usage {
 type wireEvent struct {
 	Type    string `json:"type"`
 	Index   int    `json:"index"`
-	Message *struct {
+	Message struct {
 		ID    string    `json:"id"`
 		Model string    `json:"model"`
 		Usage wireUsage `json:"usage"`
 	} `json:"message"`
-	ContentBlock *struct {
+	ContentBlock struct {
 		Type      string `json:"type"`
 		ID        string `json:"id"`
 		Name      string `json:"name"`
@@ -79,7 +80,7 @@ type wireEvent struct {
 		Signature string `json:"signature"`
 		Data      string `json:"data"`
 	} `json:"content_block"`
-	Delta *struct {
+	Delta struct {
 		Type        string `json:"type"`
 		Text        string `json:"text"`
 		Thinking    string `json:"thinking"`
@@ -87,8 +88,8 @@ type wireEvent struct {
 		PartialJSON string `json:"partial_json"`
 		StopReason  string `json:"stop_reason"`
 	} `json:"delta"`
-	Usage *wireUsage `json:"usage"`
-	Error *struct {
+	Usage wireUsage `json:"usage"`
+	Error struct {
 		Type    string `json:"type"`
 		Message string `json:"message"`
 	} `json:"error"`
@@ -109,13 +110,22 @@ type decoder struct {
 	data  []byte
 }
 
+// readers recycles the line buffers of finished streams.
+var readers = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, 16<<10) }}
+
 // errStopped reports that the consumer stopped ranging.
 var errStopped = errors.New("stopped")
 
 // decode reads events from r and passes chunks to emit until message_stop
 // (nil error), a failure, or emit returning false (errStopped).
 func (d *decoder) decode(r io.Reader, emit func(llm.Chunk) bool) error {
-	d.lines = bufio.NewReaderSize(r, 32<<10)
+	d.lines = readers.Get().(*bufio.Reader)
+	d.lines.Reset(r)
+	defer func() {
+		d.lines.Reset(nil)
+		readers.Put(d.lines)
+		d.lines = nil
+	}()
 	for {
 		data, err := d.next()
 		if err != nil {
@@ -195,21 +205,21 @@ func (d *decoder) line() ([]byte, error) {
 // handle decodes one event and emits its chunks; done reports message_stop.
 func (d *decoder) handle(data []byte, emit func(llm.Chunk) bool) (done bool, err error) {
 	ev := &d.ev
-	*ev = wireEvent{}
-	if err := json.Unmarshal(data, ev); err != nil {
-		return false, &decodeError{fmt.Errorf("malformed stream event: %w", err)}
+	if !fastDelta(data, ev) {
+		*ev = wireEvent{}
+		if err := json.Unmarshal(data, ev); err != nil {
+			return false, &decodeError{fmt.Errorf("malformed stream event: %w", err)}
+		}
 	}
 	ok := true
 	switch ev.Type {
 	case "message_start":
-		if ev.Message != nil {
-			d.model = ev.Message.Model
-			d.usage.Merge(ev.Message.Usage.usage())
-			ok = emit(&llm.UsageChunk{Usage: d.usage})
-		}
+		d.model = ev.Message.Model
+		d.usage.Merge(ev.Message.Usage.usage())
+		ok = emit(&llm.UsageChunk{Usage: d.usage})
 	case "content_block_start":
-		cb := ev.ContentBlock
-		if cb == nil || ev.Index < 0 || ev.Index > 1<<16 {
+		cb := &ev.ContentBlock
+		if cb.Type == "" || ev.Index < 0 || ev.Index > 1<<16 {
 			return false, &decodeError{fmt.Errorf("malformed content_block_start")}
 		}
 		var kind llm.BlockKind
@@ -243,8 +253,8 @@ func (d *decoder) handle(data []byte, emit func(llm.Chunk) bool) (done bool, err
 			ok = emit(&llm.ReasoningDelta{Index: ev.Index, Redacted: cb.Data})
 		}
 	case "content_block_delta":
-		dl := ev.Delta
-		if dl == nil || d.kind(ev.Index) == "" {
+		dl := &ev.Delta
+		if d.kind(ev.Index) == "" {
 			break
 		}
 		switch dl.Type {
@@ -270,25 +280,23 @@ func (d *decoder) handle(data []byte, emit func(llm.Chunk) bool) (done bool, err
 			ok = emit(&llm.BlockEnd{Index: ev.Index})
 		}
 	case "message_delta":
-		if ev.Delta != nil && ev.Delta.StopReason != "" {
+		if ev.Delta.StopReason != "" {
 			d.stop = ev.Delta.StopReason
 		}
-		if ev.Usage != nil {
-			d.usage.Merge(ev.Usage.usage())
-			ok = emit(&llm.UsageChunk{Usage: d.usage})
-		}
+		d.usage.Merge(ev.Usage.usage())
+		ok = emit(&llm.UsageChunk{Usage: d.usage})
 	case "message_stop":
 		if !emit(&llm.Finish{Reason: finishReason(d.stop), Provenance: &llm.Provenance{Provider: d.provider, Model: d.model}}) {
 			return true, errStopped
 		}
 		return true, nil
 	case "error":
-		se := &streamError{Type: "api_error", Message: "stream error"}
-		if ev.Error != nil {
-			if ev.Error.Type != "" {
-				se.Type = ev.Error.Type
-			}
-			se.Message = ev.Error.Message
+		se := &streamError{Type: ev.Error.Type, Message: ev.Error.Message}
+		if se.Type == "" {
+			se.Type = "api_error"
+		}
+		if se.Message == "" {
+			se.Message = "the stream reported an error without a message"
 		}
 		return false, se
 	}

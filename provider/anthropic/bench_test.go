@@ -1,0 +1,58 @@
+package anthropic
+
+import (
+	"bytes"
+	"path/filepath"
+	"testing"
+
+	"github.com/reinhq/rein/llm"
+)
+
+// BenchmarkDecodeAssemble decodes each recorded stream and folds it into a
+// message, as Stream plus an Assembler do, without the network.
+func BenchmarkDecodeAssemble(b *testing.B) {
+	for _, fx := range fixtures {
+		for i, ex := range fx.load(b, filepath.Join("testdata", fx.file)) {
+			b.Run(fixtureName(fx.name, i), func(b *testing.B) {
+				b.SetBytes(int64(len(ex.Body)))
+				b.ReportAllocs()
+				r := bytes.NewReader(ex.Body)
+				for b.Loop() {
+					r.Reset(ex.Body)
+					var a llm.Assembler
+					d := decoder{provider: "anthropic"}
+					if err := d.decode(r, func(c llm.Chunk) bool { a.Add(c); return true }); err != nil {
+						b.Fatal(err)
+					}
+					_ = a.Message()
+				}
+			})
+		}
+	}
+}
+
+// BenchmarkBuildParams builds and encodes the body of a request 50 tool
+// calls deep with automatic cache breakpoints.
+func BenchmarkBuildParams(b *testing.B) {
+	req := &llm.Request{
+		Model:  "claude-sonnet-4-5",
+		System: []llm.Text{{Text: "You are a weather bot."}},
+		Tools:  tools("weather", "forecast"),
+		Cache:  &llm.CacheHint{},
+	}
+	req.Messages = append(req.Messages, llm.UserText("Weather everywhere?"))
+	for i := range 50 {
+		id := "toolu_" + string(rune('a'+i%26)) + string(rune('a'+i/26))
+		req.Messages = append(req.Messages, call(id, "weather", `{"location":"Paris"}`), toolResult(id, "22 C"))
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		p, err := BuildParams(req)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := p.MarshalJSON(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
