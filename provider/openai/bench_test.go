@@ -2,6 +2,7 @@ package openai
 
 import (
 	"bytes"
+	"fmt"
 	"testing"
 
 	"github.com/reinhq/rein/llm"
@@ -42,5 +43,39 @@ func BenchmarkDecodeAssemble(b *testing.B) {
 				_ = a.Response()
 			}
 		})
+	}
+}
+
+// BenchmarkRequestBody measures encoding a request with a history of n
+// exchanges (user text, assistant call, tool result). The whole history
+// is sent on every step of a stateless API, so this cost grows with it.
+func BenchmarkRequestBody(b *testing.B) {
+	for _, n := range []int{10, 100} {
+		req := fullRequest()
+		for i := range n {
+			id := llm.CallID(fmt.Sprintf("call_%d", i))
+			req.Messages = append(req.Messages,
+				llm.UserText("please read the next file and summarise it"),
+				llm.Message{Role: llm.RoleAssistant, Parts: []llm.Part{&llm.Text{Text: "Reading it."}, &llm.ToolCall{ID: id, Name: "read", Args: []byte(`{"path":"src/main.go"}`)}}},
+				llm.Message{Role: llm.RoleUser, Parts: []llm.Part{&llm.ToolResult{CallID: id, Parts: []llm.Part{&llm.Text{Text: "package main\n\nfunc main() {}\n"}}}}})
+		}
+		for _, api := range []string{"chat", "responses"} {
+			b.Run(fmt.Sprintf("%s/history=%d", api, n), func(b *testing.B) {
+				m := newTestModel(b, api, &Options{APIKey: "k", BaseURL: "http://unused/v1"})
+				b.ReportAllocs()
+				for b.Loop() {
+					var err error
+					switch m := m.(type) {
+					case *Chat:
+						_, err = m.RequestBody(req)
+					case *Responses:
+						_, err = m.RequestBody(req)
+					}
+					if err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
 	}
 }
