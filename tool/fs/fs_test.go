@@ -489,3 +489,21 @@ func TestEditCRLF(t *testing.T) {
 		t.Errorf("win.txt = %q, want CRLF kept", data)
 	}
 }
+
+func TestWalkSkipsDeniedAndUnreadable(t *testing.T) {
+	ws := workspace(t)
+	os.MkdirAll(filepath.Join(ws, "private", "deep"), 0o755)
+	os.WriteFile(filepath.Join(ws, "private", "deep", "x.md"), []byte("TODO private\n"), 0o644)
+	os.MkdirAll(filepath.Join(ws, "locked"), 0o755)
+	os.WriteFile(filepath.Join(ws, "locked", "y.md"), []byte("TODO locked\n"), 0o644)
+	os.Chmod(filepath.Join(ws, "locked"), 0o000)
+	defer os.Chmod(filepath.Join(ws, "locked"), 0o755)
+	ts := NewTools(&sandbox.Policy{Root: ws, Deny: []string{"private"}}, testOptions())
+	out := runSteps(t, ws, ts, []step{
+		{tool: "grep", args: `{"pattern":"TODO","glob":"*.md"}`},
+		{tool: "glob", args: `{"pattern":"**/*.md","sort":"name"}`},
+	})
+	if strings.Contains(out, "private") || strings.Contains(out, "[error]") || !strings.Contains(out, "sub/notes.md") {
+		t.Errorf("walk did not skip the denied tree cleanly:\n%s", out)
+	}
+}

@@ -170,6 +170,9 @@ func (t *tools) walkDir(ctx context.Context, dir string, gitignore bool, stack i
 		if gitignore && stack.ignored(rel, isDir) {
 			continue
 		}
+		if _, denied := t.p.Denies(rel); denied {
+			continue
+		}
 		err := fn(rel, e)
 		if err == errSkipDir {
 			continue
@@ -179,7 +182,11 @@ func (t *tools) walkDir(ctx context.Context, dir string, gitignore bool, stack i
 		}
 		if isDir {
 			if err := t.walkDir(ctx, rel, gitignore, stack, fn); err != nil {
-				return err
+				if ctx.Err() != nil {
+					return err
+				}
+				// An unreadable subdirectory is left out, not fatal.
+				continue
 			}
 		}
 	}

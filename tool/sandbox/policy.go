@@ -360,6 +360,20 @@ func (p *Policy) secret(rel string) bool {
 	return false
 }
 
+// Denies reports the Deny rule that covers name, if any. It looks at the
+// name only, not where its symlinks lead (the open methods check both);
+// walkers use it to skip denied subtrees without trying them.
+func (p *Policy) Denies(name string) (rule string, denied bool) {
+	if err := p.init(); err != nil {
+		return "", false
+	}
+	rel, err := p.rel("check", name)
+	if err != nil {
+		return "", false
+	}
+	return p.denied(rel)
+}
+
 // denied reports the Deny pattern that covers rel, if any.
 func (p *Policy) denied(rel string) (string, bool) {
 	for _, pat := range p.Deny {
