@@ -1,8 +1,10 @@
 package openai
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"strings"
 	"testing"
 
@@ -334,5 +336,48 @@ func TestFinishChunkSaysToolCalls(t *testing.T) {
 				t.Errorf("last chunk %#v, want Finish tool-calls", last)
 			}
 		})
+	}
+}
+
+// oneByte reads one byte at a time, as a slow network might deliver.
+type oneByte struct{ b []byte }
+
+func (o *oneByte) Read(p []byte) (int, error) {
+	if len(o.b) == 0 {
+		return 0, io.EOF
+	}
+	p[0] = o.b[0]
+	o.b = o.b[1:]
+	return 1, nil
+}
+
+func TestDecodeSplitReads(t *testing.T) {
+	for _, tt := range []struct{ api, cassette string }{
+		{"chat", "fantasy__openai_chat_gpt-4o_parallel_tool_streaming.yaml"},
+		{"chat", "fantasy__llama_cpp_gpt-oss_tool_streaming.yaml"},
+		{"responses", "fantasy__openai_responses_gpt-5_tool_streaming.yaml"},
+	} {
+		for i, it := range loadCassette(t, tt.cassette).Interactions {
+			body := []byte(it.Response.Body)
+			run := func(r io.Reader) *llm.Response {
+				var a llm.Assembler
+				yield := func(c llm.Chunk, err error) bool { a.Add(c); return true }
+				var err error
+				if tt.api == "chat" {
+					err = newChatDecoder("openai", "m", "").run(r, yield)
+				} else {
+					err = newRespDecoder("openai", "m", "").run(r, yield)
+				}
+				if err != nil {
+					t.Fatalf("%s #%d: %v", tt.cassette, i, err)
+				}
+				return a.Response()
+			}
+			whole := run(bytes.NewReader(body))
+			split := run(&oneByte{body})
+			if diff := cmp.Diff(whole, split); diff != "" {
+				t.Errorf("%s #%d: byte-at-a-time differs (-whole +split):\n%s", tt.cassette, i, diff)
+			}
+		}
 	}
 }
