@@ -185,17 +185,20 @@ type Set struct {
 	dispatched []entry[DispatchedFunc]
 	stepEnd    []entry[StepEndFunc]
 	observers  []Subscription
+	mask       uint32 // the points with handlers
 }
 
 // Prompt registers a prompt-submit handler.
 func (s *Set) Prompt(name string, f PromptFunc) *Set {
 	s.prompt = append(s.prompt, entry[PromptFunc]{name, f})
+	s.mask |= pointBit(PointPrompt)
 	return s
 }
 
 // Request registers a before-request handler.
 func (s *Set) Request(name string, f RequestFunc) *Set {
 	s.request = append(s.request, entry[RequestFunc]{name, f})
+	s.mask |= pointBit(PointRequest)
 	return s
 }
 
@@ -204,6 +207,7 @@ func (s *Set) Request(name string, f RequestFunc) *Set {
 // arguments is validated like the model's own.
 func (s *Set) ToolGate(name string, f GateFunc) *Set {
 	s.gate = append(s.gate, entry[GateFunc]{name, f})
+	s.mask |= pointBit(PointToolGate)
 	return s
 }
 
@@ -213,42 +217,49 @@ func (s *Set) ToolGate(name string, f GateFunc) *Set {
 // Decisions are those of a gate.
 func (s *Set) PreToolUse(name string, f GateFunc) *Set {
 	s.pre = append(s.pre, entry[GateFunc]{name, f})
+	s.mask |= pointBit(PointPreToolUse)
 	return s
 }
 
 // Approval registers an approval handler.
 func (s *Set) Approval(name string, f ApprovalFunc) *Set {
 	s.approval = append(s.approval, entry[ApprovalFunc]{name, f})
+	s.mask |= pointBit(PointApproval)
 	return s
 }
 
 // ToolResult registers a tool-result handler.
 func (s *Set) ToolResult(name string, f ToolResultFunc) *Set {
 	s.result = append(s.result, entry[ToolResultFunc]{name, f})
+	s.mask |= pointBit(PointToolResult)
 	return s
 }
 
 // ToolError registers a tool-error handler.
 func (s *Set) ToolError(name string, f ToolErrorFunc) *Set {
 	s.toolErr = append(s.toolErr, entry[ToolErrorFunc]{name, f})
+	s.mask |= pointBit(PointToolError)
 	return s
 }
 
 // UnknownTool registers an unknown-tool handler.
 func (s *Set) UnknownTool(name string, f UnknownToolFunc) *Set {
 	s.unknown = append(s.unknown, entry[UnknownToolFunc]{name, f})
+	s.mask |= pointBit(PointUnknownTool)
 	return s
 }
 
 // Finalize registers a finalize handler.
 func (s *Set) Finalize(name string, f FinalizeFunc) *Set {
 	s.finalize = append(s.finalize, entry[FinalizeFunc]{name, f})
+	s.mask |= pointBit(PointFinalize)
 	return s
 }
 
 // StepEnd registers a step-end handler.
 func (s *Set) StepEnd(name string, f StepEndFunc) *Set {
 	s.stepEnd = append(s.stepEnd, entry[StepEndFunc]{name, f})
+	s.mask |= pointBit(PointStepEnd)
 	return s
 }
 
@@ -405,41 +416,47 @@ func record(p Point, name string, d Decision) Record {
 	return Record{Point: p, Hook: name, Decision: d.Kind(), Reason: reasonOf(d)}
 }
 
-// Has reports whether the chain has any handler for p.
+// Has reports whether the chain has any handler for p. It is cheap
+// enough to call before building a point's input.
 func (c Chain) Has(p Point) bool {
-	n := 0
-	for _, s := range [2]*Set{c.Agent, c.Run} {
-		if s == nil {
-			continue
-		}
-		switch p {
-		case PointPrompt:
-			n += len(s.prompt)
-		case PointRequest:
-			n += len(s.request)
-		case PointToolGate:
-			n += len(s.gate)
-		case PointPreToolUse:
-			n += len(s.pre)
-		case PointApproval:
-			n += len(s.approval)
-		case PointToolResult:
-			n += len(s.result)
-		case PointToolError:
-			n += len(s.toolErr)
-		case PointUnknownTool:
-			n += len(s.unknown)
-		case PointFinalize:
-			n += len(s.finalize)
-		case PointStepEnd:
-			n += len(s.stepEnd)
-		case PointPostTool:
-			n += len(s.post)
-		case PointDispatched:
-			n += len(s.dispatched)
-		}
+	var m uint32
+	if c.Agent != nil {
+		m = c.Agent.mask
 	}
-	return n > 0
+	if c.Run != nil {
+		m |= c.Run.mask
+	}
+	return m&pointBit(p) != 0
+}
+
+func pointBit(p Point) uint32 {
+	switch p {
+	case PointPrompt:
+		return 1 << 0
+	case PointRequest:
+		return 1 << 1
+	case PointToolGate:
+		return 1 << 2
+	case PointPreToolUse:
+		return 1 << 3
+	case PointApproval:
+		return 1 << 4
+	case PointToolResult:
+		return 1 << 5
+	case PointToolError:
+		return 1 << 6
+	case PointUnknownTool:
+		return 1 << 7
+	case PointFinalize:
+		return 1 << 8
+	case PointStepEnd:
+		return 1 << 9
+	case PointPostTool:
+		return 1 << 10
+	case PointDispatched:
+		return 1 << 11
+	}
+	return 0
 }
 
 // PromptOutcome is the result of the prompt-submit chain.
@@ -749,12 +766,14 @@ type DispatchedFunc func(ctx context.Context, in *DispatchedInput) error
 // PostTool registers a post-tool-use notification.
 func (s *Set) PostTool(name string, f PostToolFunc) *Set {
 	s.post = append(s.post, entry[PostToolFunc]{name, f})
+	s.mask |= pointBit(PointPostTool)
 	return s
 }
 
 // Dispatched registers a dispatched-call notification.
 func (s *Set) Dispatched(name string, f DispatchedFunc) *Set {
 	s.dispatched = append(s.dispatched, entry[DispatchedFunc]{name, f})
+	s.mask |= pointBit(PointDispatched)
 	return s
 }
 

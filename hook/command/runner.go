@@ -440,8 +440,21 @@ func (r *Runner) prompt(ctx context.Context, in *hook.PromptInput) (hook.PromptD
 	return nil, nil
 }
 
+// selects reports whether some entry of event matches the tool.
+func (r *Runner) selects(event, tool string) bool {
+	for i := range r.entries {
+		if e := &r.entries[i]; e.Event == event && e.Matches(tool) {
+			return true
+		}
+	}
+	return false
+}
+
 func (r *Runner) preToolUse(ctx context.Context, in *hook.ToolInput) (hook.GateDecision, error) {
 	name := in.Call.Name
+	if !r.selects(PreToolUse, name) {
+		return nil, nil
+	}
 	c := &call{event: PreToolUse, scope: in.Scope, tool: name, id: in.Call.ID,
 		in: input{ToolInput: outInput(name, in.Call.Args), ToolUseID: string(in.Call.ID)}}
 	res, err := r.fire(ctx, c)
@@ -518,15 +531,20 @@ func (r *Runner) postToolUse(ctx context.Context, in *hook.ToolResultInput) (hoo
 		return nil, nil // the call never ran: no post hook
 	}
 	event := PostToolUse
+	if in.Result != nil && in.Result.IsError {
+		event = PostToolUseFailure
+	}
+	name := in.Call.Name
+	if !r.selects(event, name) {
+		return nil, nil
+	}
 	resp := &toolResponse{}
 	if in.Result != nil {
 		resp.Output, resp.IsError = in.Result.TextOf(), in.Result.IsError
 	}
-	name := in.Call.Name
 	c := &call{scope: in.Scope, tool: name, id: in.Call.ID,
 		in: input{ToolInput: outInput(name, in.Call.Args), ToolUseID: string(in.Call.ID)}}
 	if resp.IsError {
-		event = PostToolUseFailure
 		c.in.Error = resp.Output
 	} else {
 		c.in.ToolResponse = resp
