@@ -68,3 +68,53 @@ func ExampleChat_RequestBody() {
 	// Output:
 	// {"model":"qwen3","messages":[{"role":"user","content":"hi"}],"stream":true,"stream_options":{"include_usage":true},"max_tokens":100}
 }
+
+func ExampleNewResponses() {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		for _, e := range []string{
+			`{"type":"response.created","response":{"id":"resp_1","model":"o4-mini-2025-04-16"}}`,
+			`{"type":"response.output_item.added","output_index":0,"item":{"id":"rs_1","type":"reasoning","summary":[]}}`,
+			`{"type":"response.reasoning_summary_text.delta","output_index":0,"summary_index":0,"delta":"Simple arithmetic."}`,
+			`{"type":"response.output_item.done","output_index":0,"item":{"id":"rs_1","type":"reasoning","encrypted_content":"gAAAA…"}}`,
+			`{"type":"response.output_item.added","output_index":1,"item":{"id":"msg_1","type":"message","content":[]}}`,
+			`{"type":"response.output_text.delta","output_index":1,"delta":"4"}`,
+			`{"type":"response.completed","response":{"id":"resp_1","model":"o4-mini-2025-04-16","usage":{"input_tokens":20,"output_tokens":70,"output_tokens_details":{"reasoning_tokens":64}}}}`,
+		} {
+			fmt.Fprintf(w, "data: %s\n\n", e)
+		}
+	}))
+	defer srv.Close()
+
+	m, err := openai.NewResponses(&openai.Options{APIKey: "sk-example", BaseURL: srv.URL + "/v1"})
+	if err != nil {
+		panic(err)
+	}
+	req := &llm.Request{
+		Model:     "o4-mini",
+		Reasoning: &llm.ReasoningOptions{Effort: llm.EffortLow, Summary: "auto"},
+		Messages:  []llm.Message{llm.UserText("2+2?")},
+	}
+	var a llm.Assembler
+	for c, err := range m.Stream(context.Background(), req) {
+		if err != nil {
+			panic(err)
+		}
+		a.Add(c)
+	}
+	r := a.Response()
+	for _, p := range r.Message.Parts {
+		switch p := p.(type) {
+		case *llm.Reasoning:
+			// Signature and Redacted go back with the history next time.
+			fmt.Printf("reasoning %q (item %s, encrypted %t)\n", p.Text, p.Signature, p.Redacted != "")
+		case *llm.Text:
+			fmt.Printf("answer %q\n", p.Text)
+		}
+	}
+	fmt.Println("reasoning tokens:", r.Usage.Reasoning)
+	// Output:
+	// reasoning "Simple arithmetic." (item rs_1, encrypted true)
+	// answer "4"
+	// reasoning tokens: 64
+}

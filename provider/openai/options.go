@@ -10,6 +10,8 @@ import (
 
 	sdk "github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
+
+	"github.com/reinhq/rein/llm"
 )
 
 // Provider names understood by Preset and Options.Provider.
@@ -211,3 +213,9 @@ func resolve(o *Options) (*config, error) {
 		client:   sdk.Client{Options: ro},
 	}, nil
 }
+
+// Both APIs are llm.Models.
+var (
+	_ llm.Model = (*Chat)(nil)
+	_ llm.Model = (*Responses)(nil)
+)
