@@ -22,6 +22,8 @@ type token struct {
 	w  word    // the word
 	fd bool    // a file-descriptor number that belongs to a redirection
 	hd *string // the body of a here-document, for "<<" and "<<-"
+	// adj: no blank between this token and the one before ("((" vs "( (").
+	adj bool
 }
 
 type heredoc struct {
@@ -49,6 +51,7 @@ func (l *lexer) run(inParen bool) ([]token, error) {
 	var toks []token
 	depth := 0
 	for {
+		start := l.pos
 		for l.pos < len(l.src) {
 			if c := l.src[l.pos]; c == ' ' || c == '\t' || c == '\r' {
 				l.pos++
@@ -135,7 +138,7 @@ func (l *lexer) run(inParen bool) ([]token, error) {
 			toks = append(toks, token{op: op, hd: body}, token{w: w})
 			continue
 		}
-		toks = append(toks, token{op: op})
+		toks = append(toks, token{op: op, adj: l.pos-len(op) == start})
 	}
 }
 
@@ -510,8 +513,27 @@ func split(toks []token) ([]simple, error) {
 		}
 		cur, skip = simple{}, false
 	}
+	inTest, inArith := false, false
 	for i := 0; i < len(toks); i++ {
 		t := toks[i]
+		// [[ … ]] and (( … )) hold expressions, not commands; their
+		// substitutions were collected when lexing.
+		if inTest {
+			inTest = !(t.op == "" && t.w.raw == "]]")
+			continue
+		}
+		if inArith {
+			if t.op == ")" && i+1 < len(toks) && toks[i+1].op == ")" && toks[i+1].adj {
+				inArith = false
+				i++
+			}
+			continue
+		}
+		if t.op == "(" && len(cur.argv) == 0 && i+1 < len(toks) && toks[i+1].op == "(" && toks[i+1].adj {
+			inArith = true
+			i++
+			continue
+		}
 		if t.op != "" {
 			switch {
 			case redirections[t.op]:
@@ -546,8 +568,11 @@ func split(toks []token) ([]simple, error) {
 				switch w.val {
 				case "{", "}", "!", "then", "do", "else", "elif", "if", "while", "until", "fi", "done":
 					continue
-				case "for", "select", "[[":
+				case "for", "select":
 					skip = true
+					continue
+				case "[[":
+					inTest = true
 					continue
 				case "case", "coproc":
 					return nil, unparsable("%q is not supported", w.val)
@@ -561,6 +586,10 @@ func split(toks []token) ([]simple, error) {
 			}
 		}
 		cur.argv = append(cur.argv, w)
+	}
+	if inArith {
+		// bash reads "((" without a matching "))" as nested subshells.
+		return nil, unparsable("a \"((\" has no matching \"))\"")
 	}
 	flush()
 	return out, nil
