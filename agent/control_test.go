@@ -419,3 +419,20 @@ func TestConstructorErrors(t *testing.T) {
 		t.Errorf("CancelTool while idle: %v", err)
 	}
 }
+
+func TestSteerAcceptedBeforeCancelIsRecorded(t *testing.T) {
+	g := newGateTool("work")
+	h := newHarness(t, &agent.Options{Tools: []tool.Tool{g}}, llmtest.CallTool("c1", "work", `{}`))
+	done := h.runAsync("go")
+	waitStarted(t, g.started)
+	if !h.a.Steer(text("use the other approach")) {
+		t.Fatal("Steer refused")
+	}
+	h.a.Cancel("user")
+	<-done
+	evs := h.events()
+	sm := ofType[*session.SteeringMessage](evs)
+	if len(sm) != 1 || partsText(sm[0].Parts) != "use the other approach" {
+		t.Errorf("the accepted steer was lost:\n%s", dump(evs))
+	}
+}

@@ -364,6 +364,17 @@ func (r *runState) runTurn(parts []llm.Part) (*Result, error) {
 func (r *runState) end(reason session.EndReason, cause, msg, code string, err error) (*Result, error) {
 	r.a.log.Debug("turn ended", "session", r.a.sid, "turn", r.turn, "run", r.id, "reason", reason, "cause", cause, "steps", r.steps)
 	if r.fatal == nil {
+		// A steer accepted before the turn ended is kept on the record,
+		// though no request will see it in this turn.
+		r.a.mu.Lock()
+		steers := r.steers
+		r.steers, r.ending = nil, true
+		r.a.mu.Unlock()
+		for _, q := range steers {
+			if parts, ok := r.admit(q); ok {
+				r.emit(&session.SteeringMessage{Parts: parts, Source: q.source})
+			}
+		}
 		r.emit(&session.TurnEnd{Reason: reason, Cause: cause, Message: msg, Code: code})
 		r.flush()
 	}
