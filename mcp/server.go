@@ -15,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/reinhq/rein/tool"
@@ -368,6 +369,16 @@ func (s *server) env() ([]string, error) {
 func (s *server) watch(cs *sdk.ClientSession) {
 	defer s.m.wg.Done()
 	err := cs.Wait()
+	if err == nil {
+		err = errors.New("the server closed the connection")
+	}
+	s.dropped(cs, err)
+}
+
+// dropped retires a connection found dead (by its watcher or by a call
+// that failed on it) and starts reconnecting. Only the first report for a
+// connection counts.
+func (s *server) dropped(cs *sdk.ClientSession, err error) {
 	s.mu.Lock()
 	if s.cs != cs {
 		s.mu.Unlock()
@@ -379,13 +390,10 @@ func (s *server) watch(cs *sdk.ClientSession) {
 		s.mu.Unlock()
 		return
 	}
-	if err == nil {
-		err = errors.New("the server closed the connection")
-	}
 	s.state, s.lastErr = StateDown, err
 	start := !s.reconnects
-	s.reconnects = true
 	if start {
+		s.reconnects = true
 		s.m.wg.Add(1)
 	}
 	s.mu.Unlock()
@@ -598,7 +606,10 @@ func (s *server) callOnce(ctx context.Context, remote, session string, args json
 		if ctx.Err() != nil {
 			return nil, fmt.Errorf("mcp: %s on server %q: %w", remote, s.cfg.Name, context.Cause(ctx))
 		}
-		if errors.Is(err, sdk.ErrConnectionClosed) {
+		var werr *jsonrpc.Error
+		if !errors.As(err, &werr) {
+			// Not an answer from the server: the connection failed.
+			s.dropped(cs, err)
 			return nil, fmt.Errorf("mcp: server %q dropped the connection during the call to %s; it is reconnecting, so the call may be tried again", s.cfg.Name, remote)
 		}
 		return nil, fmt.Errorf("mcp: %s on server %q: %w", remote, s.cfg.Name, err)
