@@ -226,3 +226,58 @@ func TestThinkingSignatureRoundTrip(t *testing.T) {
 		}
 	}
 }
+
+// The cache-control cassette was recorded from a client that marks the
+// newest blocks by hand. The same hints on rein's parts must produce the
+// conversation, system and tools of both recorded requests.
+func TestExplicitCacheHintsMatchRecording(t *testing.T) {
+	exs := loadCassette(t, filepath.Join("testdata", "fantasy__anthropic_cache_control_tool_streaming.yaml"))
+	m, rec := replay(t, exs...)
+	hint := &llm.CacheHint{}
+	question := "What's the weather in Florence,Italy?"
+	req := &llm.Request{
+		Model:     "claude-sonnet-4-20250514",
+		System:    []llm.Text{{Text: "You are a helpful assistant", Cache: hint}},
+		Messages:  []llm.Message{userText(question, hint)},
+		MaxTokens: 4000,
+		Tools: []llm.ToolSpec{{
+			Name:        "weather",
+			Description: "Get weather information for a location",
+			Schema:      json.RawMessage(`{"properties":{"location":{"description":"the city","type":"string"}},"required":["location"],"type":"object"}`),
+		}},
+	}
+	chunks, err := collect(m.Stream(context.Background(), req))
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := assemble(t, chunks)
+	// Move the hints to the newest blocks, as the recording client did.
+	answer := first.Message
+	answer.Parts = append([]llm.Part(nil), answer.Parts...)
+	c := *answer.Parts[len(answer.Parts)-1].(*llm.ToolCall)
+	c.Cache = hint
+	answer.Parts[len(answer.Parts)-1] = &c
+	next := *req
+	next.Messages = []llm.Message{
+		llm.UserText(question),
+		answer,
+		{Role: llm.RoleUser, Parts: []llm.Part{&llm.ToolResult{CallID: c.ID, Cache: hint, Parts: []llm.Part{&llm.Text{Text: "40 C"}}}}},
+	}
+	if _, err := collect(m.Stream(context.Background(), &next)); err != nil {
+		t.Fatal(err)
+	}
+	for i := range exs {
+		var sent, recorded map[string]any
+		if err := json.Unmarshal(rec.body(i), &sent); err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal([]byte(exs[i].RequestBody), &recorded); err != nil {
+			t.Fatal(err)
+		}
+		for _, key := range []string{"messages", "system", "tools", "max_tokens", "model"} {
+			if diff := cmp.Diff(recorded[key], sent[key]); diff != "" {
+				t.Errorf("request %d: %s differs from the recording (-recorded +sent):\n%s", i, key, diff)
+			}
+		}
+	}
+}
