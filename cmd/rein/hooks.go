@@ -294,17 +294,21 @@ func writeHooksTable(w io.Writer, opts *command.LoadOptions, entries []command.E
 	}
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "EVENT\tMATCHER\tCOMMAND\tTIMEOUT\tSOURCE")
+	fmt.Fprintln(tw, "EVENT\tMATCHER\tCOMMAND\tTIMEOUT\tSOURCE\tNOTE")
 	for _, r := range hookRows(entries) {
 		m := r.Matcher
 		if m == "" {
 			m = "*"
 		}
-		c := shortCommand(r.Command)
-		if r.Skipped != "" {
-			c += "  (skipped: " + r.Skipped + ")"
+		src := r.Source
+		if rel, err := filepath.Rel(opts.Dir, src); err == nil && !strings.HasPrefix(rel, "..") {
+			src = rel
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%gs\t%s\n", r.Event, m, c, r.Timeout, r.Source)
+		note := ""
+		if r.Skipped != "" {
+			note = "skipped: " + r.Skipped
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%gs\t%s\t%s\n", r.Event, m, shortCommand(r.Command), r.Timeout, src, note)
 	}
 	return tw.Flush()
 }
