@@ -80,6 +80,7 @@ type Agent struct {
 	grace    time.Duration
 	parallel int
 	store    session.Store
+	ownStore bool // the agent made the store and closes it
 	bus      *hook.Bus
 	unsub    []func()
 
@@ -184,7 +185,7 @@ func New(opts *Options) (*Agent, error) {
 	}
 	a.store = opts.Store
 	if a.store == nil {
-		a.store = session.NewMemStore()
+		a.store, a.ownStore = session.NewMemStore(), true
 	}
 	a.bus = hook.NewBus(&hook.BusOptions{Buffer: opts.ObserverBuffer, Logger: a.log})
 	for _, s := range opts.Hooks.Observers() {
@@ -495,7 +496,8 @@ func (a *Agent) Reset(ctx context.Context) error {
 
 // Close cancels any run (its turn ends aborted{close}), waits for it and
 // for tool calls left behind, closes tools that hold resources (io.Closer)
-// and stops every observer goroutine. The store is the caller's to close.
+// and stops every observer goroutine. A store passed in Options is the
+// caller's to close; the in-memory one made for a nil Store is closed.
 // Close is idempotent.
 func (a *Agent) Close() error {
 	a.mu.Lock()
@@ -528,6 +530,11 @@ func (a *Agent) Close() error {
 		u()
 	}
 	a.bus.Close()
+	if a.ownStore {
+		if err := a.store.Close(); err != nil {
+			errs = append(errs, fmt.Errorf("agent: close the in-memory store: %w", err))
+		}
+	}
 	return errors.Join(errs...)
 }
 
