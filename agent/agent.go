@@ -478,7 +478,8 @@ func (a *Agent) WaitIdle(ctx context.Context) error {
 }
 
 // Reset cancels any run, waits for it, and starts a new, empty session in
-// the same store; queued messages are dropped.
+// the same store; queued messages are dropped. Like Close, it must not be
+// called from inside the run it would wait for.
 func (a *Agent) Reset(ctx context.Context) error {
 	a.Cancel("reset")
 	if err := a.WaitIdle(ctx); err != nil {
@@ -498,7 +499,8 @@ func (a *Agent) Reset(ctx context.Context) error {
 // for tool calls left behind, closes tools that hold resources (io.Closer)
 // and stops every observer goroutine. A store passed in Options is the
 // caller's to close; the in-memory one made for a nil Store is closed.
-// Close is idempotent.
+// Close is idempotent. It waits for the run, so a hook, tool or model of
+// that run must call Cancel instead.
 func (a *Agent) Close() error {
 	a.mu.Lock()
 	if a.closed {
