@@ -34,7 +34,6 @@ const (
 	CodeCancelled      = "CANCELLED"
 	CodeAborted        = "ABORTED"
 	CodeGuard          = "GUARD"
-	CodeDryRun         = "DRY_RUN"
 )
 
 // callState follows one tool call of a step through the pipeline.
@@ -54,7 +53,6 @@ type callState struct {
 	start        time.Time
 
 	settled     bool
-	committed   bool
 	abandoned   bool
 	res         *tool.Result
 	outcome     string
@@ -230,7 +228,6 @@ func (b *batch) commit() {
 	n := 0
 	for b.next < len(b.calls) && b.calls[b.next].settled {
 		s := b.calls[b.next]
-		s.committed = true
 		r.emit(&session.ToolResult{CallID: s.call.ID, Name: s.call.Name, Parts: s.res.Parts, IsError: s.res.IsError, Code: s.code, Outcome: s.outcome, Duration: s.dur, Interrupted: s.interrupted})
 		b.next++
 		n++
