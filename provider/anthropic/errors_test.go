@@ -165,6 +165,15 @@ data: {"type":"error","error":{"type":"invalid_request_error","message":"bad thi
 			wantChunks: 3,
 		},
 		{
+			name: "untyped error event after 200",
+			ex: sse(streamHead + `event: error
+data: {"error":{"type":"api_error","message":"Internal server error"}}
+
+`),
+			want:       llm.ProviderError{Kind: llm.ErrServer, RequestID: "req_stream", Code: "api_error", Message: "Internal server error"},
+			wantChunks: 3,
+		},
+		{
 			name:       "truncated stream",
 			ex:         sse(streamHead),
 			want:       llm.ProviderError{Kind: llm.ErrTransport, RequestID: "req_stream", Message: "stream ended before message_stop"},

@@ -108,6 +108,7 @@ type decoder struct {
 	lines *bufio.Reader
 	long  []byte
 	data  []byte
+	name  []byte // the event's "event:" field
 }
 
 // readers recycles the line buffers of finished streams.
@@ -140,7 +141,7 @@ func (d *decoder) decode(r io.Reader, emit func(llm.Chunk) bool) error {
 
 // next returns the data of the next event that has any.
 func (d *decoder) next() ([]byte, error) {
-	d.data = d.data[:0]
+	d.data, d.name = d.data[:0], d.name[:0]
 	has := false
 	for {
 		line, err := d.line()
@@ -163,8 +164,13 @@ func (d *decoder) next() ([]byte, error) {
 				value = value[1:]
 			}
 		}
-		if string(field) != "data" {
-			continue // event names, ids, retry hints and comments
+		switch string(field) {
+		case "data":
+		case "event":
+			d.name = append(d.name[:0], value...)
+			continue
+		default:
+			continue // ids, retry hints and comments
 		}
 		if has {
 			d.data = append(d.data, '\n')
@@ -210,6 +216,9 @@ func (d *decoder) handle(data []byte, emit func(llm.Chunk) bool) (done bool, err
 		if err := json.Unmarshal(data, ev); err != nil {
 			return false, &decodeError{fmt.Errorf("malformed stream event: %w", err)}
 		}
+	}
+	if ev.Type == "" && string(d.name) == "error" {
+		ev.Type = "error" // an error event whose payload lacks its type
 	}
 	ok := true
 	switch ev.Type {
