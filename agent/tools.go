@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/reinhq/rein/hook"
@@ -634,4 +635,51 @@ func (b *batch) budget(s *callState) {
 	r.emit(&session.HookDecision{Point: "guard.output", Hook: "output-budget", Decision: "spill", Reason: fmt.Sprintf("the step's tool output went over %d bytes", limit), CallID: s.call.ID})
 	parts := append(spilled.Parts[:len(spilled.Parts):len(spilled.Parts)], &llm.Text{Text: "This step's tool output is over its budget; summarise what you need from the saved file instead of reading it all."})
 	s.res = &tool.Result{Parts: parts, IsError: spilled.IsError, Meta: spilled.Meta}
+}
+
+// validator checks a call's arguments against a tool's schema, with the
+// tool package's coercions.
+type validator struct {
+	v *tool.Validator
+}
+
+func newValidator(schema json.RawMessage) (*validator, error) {
+	v, err := tool.NewValidator(schema)
+	if err != nil {
+		return nil, err
+	}
+	return &validator{v}, nil
+}
+
+// validate returns the arguments to run with, the paths of coerced
+// fields, and a "Validation error: …" error for arguments that cannot be
+// used.
+func (v *validator) validate(args json.RawMessage) (json.RawMessage, []string, error) {
+	fixed, coerced, err := v.v.Validate(args)
+	if err != nil {
+		if !strings.HasPrefix(err.Error(), "Validation error") {
+			err = fmt.Errorf("Validation error: %w", err)
+		}
+		return nil, nil, err
+	}
+	return fixed, coerced, nil
+}
+
+// errPanic marks a tool's panic.
+type panicError struct{ v any }
+
+func (e *panicError) Error() string { return fmt.Sprintf("panic: %v", e.v) }
+
+// runTool calls t, turning a panic into an error.
+func runTool(ctx context.Context, t tool.Tool, call *tool.Call) (res *tool.Result, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			res, err = nil, &panicError{r}
+		}
+	}()
+	res, err = t.Call(ctx, call)
+	if err == nil && res == nil {
+		res = &tool.Result{}
+	}
+	return res, err
 }

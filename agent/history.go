@@ -1,19 +1,10 @@
 package agent
 
-// This file holds the loop's few touchpoints with the session and tool
-// packages' helpers (history derivation, tail repair, validation, safe
-// execution, the in-memory store), so each has one place to change.
-
 import (
-	"context"
-	"encoding/json"
 	"fmt"
-	"runtime/debug"
-	"strings"
 
 	"github.com/reinhq/rein/llm"
 	"github.com/reinhq/rein/session"
-	"github.com/reinhq/rein/tool"
 )
 
 // history is the derived conversation plus what the loop tracks to
@@ -245,52 +236,4 @@ func dropResults(m llm.Message, want map[llm.CallID]bool, repairs []session.Repa
 	}
 	m.Parts = keep
 	return m, repairs
-}
-
-// validator checks a call's arguments against a tool's schema, with the
-// tool package's coercions.
-type validator struct {
-	v *tool.Validator
-}
-
-func newValidator(schema json.RawMessage) (*validator, error) {
-	v, err := tool.NewValidator(schema)
-	if err != nil {
-		return nil, err
-	}
-	return &validator{v}, nil
-}
-
-// validate returns the arguments to run with, the paths of coerced
-// fields, and a "Validation error: …" error for arguments that cannot be
-// used.
-func (v *validator) validate(args json.RawMessage) (json.RawMessage, []string, error) {
-	fixed, coerced, err := v.v.Validate(args)
-	if err != nil {
-		if !strings.HasPrefix(err.Error(), "Validation error") {
-			err = fmt.Errorf("Validation error: %w", err)
-		}
-		return nil, nil, err
-	}
-	return fixed, coerced, nil
-}
-
-// errPanic marks a tool's panic.
-type panicError struct{ v any }
-
-func (e *panicError) Error() string { return fmt.Sprintf("panic: %v", e.v) }
-
-// runTool calls t, turning a panic into an error.
-func runTool(ctx context.Context, t tool.Tool, call *tool.Call) (res *tool.Result, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			_ = debug.Stack
-			res, err = nil, &panicError{r}
-		}
-	}()
-	res, err = t.Call(ctx, call)
-	if err == nil && res == nil {
-		res = &tool.Result{}
-	}
-	return res, err
 }
