@@ -7,6 +7,15 @@
 // Handlers are typed functions; each point has its own input type and its
 // own closed set of decisions. A nil decision means "continue".
 //
+// The points, in the order a turn meets them: Prompt (edit, deny),
+// Request (replace the request, rewrite its messages, stop with an
+// answer), ToolGate (edit arguments, deny, substitute a result; before
+// validation), PreToolUse (the same, after validation; edits are
+// validated again), Approval (allow, ask, deny), ToolError and
+// UnknownTool (substitute the default result), ToolResult (rewrite),
+// StepEnd (stop) and Finalize (nudge the model on, or stop). PostTool and
+// Dispatched are notifications: told once per call, they decide nothing.
+//
 // Handlers are registered on a Set. The agent joins its own Set with the
 // Set of one run into a Chain: agent-level handlers run first, then
 // run-level ones. Within a chain an edit is the input of the next handler
