@@ -402,3 +402,21 @@ func TestObserversOfChunksSeeStreamDeltas(t *testing.T) {
 		t.Errorf("deltas %q, logged events seen %d of %d", got, all, n)
 	}
 }
+
+func TestStepEndStopEndsTurn(t *testing.T) {
+	hs := new(hook.Set).StepEnd("one-step", func(_ context.Context, in *hook.StepEndInput) (hook.StepEndDecision, error) {
+		if in.Step >= 1 {
+			return &hook.Stop{Reason: "one step is enough"}, nil
+		}
+		return nil, nil
+	})
+	h := newHarness(t, &agent.Options{Hooks: hs, Tools: []tool.Tool{echoTool()}}, llmtest.CallTool("c1", "echo", `{"text":"x"}`), llmtest.Reply("never"))
+	res := h.run("go")
+	evs := h.events()
+	if res.Reason != session.EndBlocked || h.m.Calls() != 1 || lastEnd(t, evs).Message != "one step is enough" {
+		t.Errorf("end=%s calls=%d\n%s", res.Reason, h.m.Calls(), dump(evs))
+	}
+	if len(results(evs)) != 1 {
+		t.Error("the step's results were not kept")
+	}
+}

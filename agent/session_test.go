@@ -13,6 +13,7 @@ import (
 	"github.com/reinhq/rein/llm"
 	"github.com/reinhq/rein/llm/llmtest"
 	"github.com/reinhq/rein/session"
+	"github.com/reinhq/rein/session/jsonl"
 	"github.com/reinhq/rein/tool"
 )
 
@@ -394,5 +395,52 @@ func TestCloseClosesClosers(t *testing.T) {
 	h.a.Close()
 	if !c.closed {
 		t.Error("Close did not close Options.Closers")
+	}
+}
+
+func TestB05_ReopeningAJSONLStoreChangesNothing(t *testing.T) {
+	script := func() []llmtest.Entry {
+		return []llmtest.Entry{
+			llmtest.CallTool("c1", "echo", `{"text":"one"}`), llmtest.Reply("first done"),
+			llmtest.CallTool("c2", "echo", `{"text":"two"}`), llmtest.Reply("second done"),
+		}
+	}
+	// Without reopening.
+	h := newHarness(t, &agent.Options{Tools: []tool.Tool{echoTool()}}, script()...)
+	h.run("first")
+	h.run("second")
+	want := h.m.Requests()
+
+	// Reopening the store and the agent between the turns.
+	dir := t.TempDir()
+	m := llmtest.NewModel(script()...)
+	open := func() (*jsonl.Store, *agent.Agent) {
+		st, err := jsonl.Open(dir, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		a, err := agent.New(&agent.Options{Model: m, Provider: llmtest.Provider, ModelName: "scripted", Store: st, Session: "s", Tools: []tool.Tool{echoTool()}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st, a
+	}
+	st, a := open()
+	if _, err := a.Run(context.Background(), &agent.RunRequest{Prompt: "first"}); err != nil {
+		t.Fatal(err)
+	}
+	a.Close()
+	st.Close()
+	st, a = open()
+	defer st.Close()
+	defer a.Close()
+	if _, err := a.Run(context.Background(), &agent.RunRequest{Prompt: "second"}); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(want, m.Requests()); diff != "" {
+		t.Errorf("requests differ after reopening (-continuous +reopened):\n%s", diff)
+	}
+	if err := session.Balanced(readAll(t, st, "s")); err != nil {
+		t.Error(err)
 	}
 }
