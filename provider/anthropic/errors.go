@@ -21,7 +21,10 @@ import (
 // already final (request building) pass through.
 func (m *Model) mapError(ctx context.Context, err error) error {
 	if ctxErr := ctx.Err(); ctxErr != nil {
-		return fmt.Errorf("anthropic: %w", context.Cause(ctx))
+		if cause := context.Cause(ctx); cause != nil && cause != ctxErr {
+			return fmt.Errorf("anthropic: %w: %w", ctxErr, cause)
+		}
+		return fmt.Errorf("anthropic: %w", ctxErr)
 	}
 	pe := &llm.ProviderError{Provider: m.provider}
 	var (

@@ -301,6 +301,46 @@ func TestCancelledContext(t *testing.T) {
 	}
 }
 
+// A cause given to the cancel is kept next to context.Canceled.
+func TestCancelCause(t *testing.T) {
+	gone := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.WriteHeader(200)
+		w.Write([]byte(streamHead))
+		w.(http.Flusher).Flush()
+		select {
+		case <-r.Context().Done():
+		case <-time.After(5 * time.Second):
+		}
+		close(gone)
+	}))
+	defer srv.Close()
+	m, err := New(&Options{APIKey: "test", BaseURL: srv.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	why := errors.New("user pressed escape")
+	ctx, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
+	chunks := 0
+	for _, err = range m.Stream(ctx, simpleRequest()) {
+		if err != nil {
+			break
+		}
+		if chunks++; chunks == 2 {
+			cancel(why)
+		}
+	}
+	if !errors.Is(err, context.Canceled) || !errors.Is(err, why) {
+		t.Fatalf("error %v should wrap context.Canceled and the cause", err)
+	}
+	if llm.KindOf(err) != "" {
+		t.Errorf("cancellation reported as a provider error: %v", err)
+	}
+	<-gone
+}
+
 func TestRetryAfter(t *testing.T) {
 	now := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
 	tests := []struct {
