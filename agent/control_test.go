@@ -365,7 +365,7 @@ func TestB26_CancelBeatsPendingRetry(t *testing.T) {
 	}
 }
 
-func TestCancelFirstCauseWins(t *testing.T) {
+func TestB22_CancelFirstCauseWins(t *testing.T) {
 	h := newHarness(t, nil, llmtest.Hang())
 	done := h.runAsync("go")
 	waitCalls(h, 1)
@@ -420,7 +420,7 @@ func TestConstructorErrors(t *testing.T) {
 	}
 }
 
-func TestSteerAcceptedBeforeCancelIsRecorded(t *testing.T) {
+func TestB18_SteerAcceptedBeforeCancelIsRecorded(t *testing.T) {
 	g := newGateTool("work")
 	h := newHarness(t, &agent.Options{Tools: []tool.Tool{g}}, llmtest.CallTool("c1", "work", `{}`))
 	done := h.runAsync("go")

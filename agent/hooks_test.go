@@ -374,7 +374,7 @@ func TestB38_FollowUpsAndSteersPassThePromptGate(t *testing.T) {
 	}
 }
 
-func TestObserversOfChunksSeeStreamDeltas(t *testing.T) {
+func TestB42_ChunkObserversSeeStreamDeltas(t *testing.T) {
 	var mu sync.Mutex
 	var got string
 	all := 0

@@ -288,7 +288,7 @@ func TestNoticesReachTheNextRequest(t *testing.T) {
 	}
 }
 
-func TestPanickingModelClosesTurn(t *testing.T) {
+func TestB02_PanickingModelClosesTurn(t *testing.T) {
 	m := llm.ModelFunc(func(ctx context.Context, req *llm.Request) iter.Seq2[llm.Chunk, error] {
 		return func(yield func(llm.Chunk, error) bool) {
 			yield(&llm.TextDelta{Text: "about to"}, nil)

@@ -315,7 +315,7 @@ func TestStreamBreakCancelsRun(t *testing.T) {
 	}
 }
 
-func TestCloseLeavesNoGoroutine(t *testing.T) {
+func TestB02_CloseMidTurnLeavesNoGoroutine(t *testing.T) {
 	before := numGoroutines()
 	g := newGateTool("work")
 	hs := newObserverSet()
