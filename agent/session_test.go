@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -442,5 +443,46 @@ func TestB05_ReopeningAJSONLStoreChangesNothing(t *testing.T) {
 	}
 	if err := session.Balanced(readAll(t, st, "s")); err != nil {
 		t.Error(err)
+	}
+}
+
+// flakyStore fails appends once armed, like a full disk.
+type flakyStore struct {
+	session.Store
+	fail atomic.Bool
+}
+
+var errDiskFull = errors.New("no space left on device")
+
+func (s *flakyStore) Append(ctx context.Context, id session.ID, evs ...session.Event) error {
+	if s.fail.Load() {
+		return errDiskFull
+	}
+	return s.Store.Append(ctx, id, evs...)
+}
+
+func TestB48_FailedAppendStopsRunAndReopenRepairs(t *testing.T) {
+	mem := session.NewMemStore()
+	st := &flakyStore{Store: mem}
+	g := newGateTool("work")
+	h := newHarness(t, &agent.Options{Store: st, Session: "s", Tools: []tool.Tool{g}}, llmtest.CallTool("c1", "work", `{}`), llmtest.Reply("never"))
+	h.seeded = true // the log is left open on purpose
+	done := h.runAsync("go")
+	waitStarted(t, g.started)
+	st.fail.Store(true)
+	close(g.release)
+	out := <-done
+	if !errors.Is(out.err, errDiskFull) {
+		t.Fatalf("err = %v, want the store's error", out.err)
+	}
+	h.a.Close()
+	st.fail.Store(false)
+	h2 := newHarness(t, &agent.Options{Store: mem, Session: "s", Tools: []tool.Tool{echoTool()}}, llmtest.Reply("back"))
+	if res := h2.run("again"); res.Text != "back" {
+		t.Errorf("text = %q", res.Text)
+	}
+	evs := h2.events()
+	if r := results(evs)["c1"]; r == nil || r.Code != session.CodeOutcomeUnknown {
+		t.Errorf("the started call was not closed as unknown:\n%s", dump(evs))
 	}
 }
