@@ -2,6 +2,10 @@ package anthropic
 
 import (
 	"bytes"
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"path/filepath"
 	"testing"
 
@@ -53,6 +57,34 @@ func BenchmarkBuildParams(b *testing.B) {
 		}
 		if _, err := p.MarshalJSON(); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkStream runs whole Stream calls (request build, HTTP over
+// loopback, decode, assemble) against a recorded thinking response.
+func BenchmarkStream(b *testing.B) {
+	ex := loadCassette(b, filepath.Join("testdata", "fantasy__anthropic_thinking_tool_streaming.yaml"))[0]
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.Write(ex.Body)
+	}))
+	defer srv.Close()
+	m, err := New(&Options{APIKey: "test", BaseURL: srv.URL, HTTPClient: srv.Client()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	req := simpleRequest()
+	b.SetBytes(int64(len(ex.Body)))
+	b.ReportAllocs()
+	for b.Loop() {
+		var a llm.Assembler
+		for c, err := range m.Stream(context.Background(), req) {
+			if err != nil {
+				b.Fatal(err)
+			}
+			a.Add(c)
 		}
 	}
 }
