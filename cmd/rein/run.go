@@ -148,7 +148,11 @@ func (a *app) build(ctx context.Context, f *agentFlags, ask tool.Approver, inter
 			s.Close()
 		}
 	}()
-	t, err := resolveTarget(f.model, f.baseURL, a.cfg, a.getenv)
+	spec := f.model
+	if spec == "" {
+		spec = a.getenv("REIN_MODEL")
+	}
+	t, err := resolveTarget(spec, f.baseURL, a.cfg, a.getenv)
 	if err != nil {
 		return nil, err
 	}
@@ -159,11 +163,18 @@ func (a *app) build(ctx context.Context, f *agentFlags, ask tool.Approver, inter
 	if s.system, err = systemPrompt(f.system, s.root); err != nil {
 		return nil, err
 	}
-	names, err := parseToolList(f.tools, a.cfg)
+	tools := f.tools
+	if tools == "" {
+		tools = a.getenv("REIN_TOOLS")
+	}
+	names, err := parseToolList(tools, a.cfg)
 	if err != nil {
 		return nil, err
 	}
 	mode := f.approve
+	if mode == "" {
+		mode = a.getenv("REIN_APPROVE")
+	}
 	if mode == "" && a.cfg != nil {
 		mode = a.cfg.Approve
 	}
