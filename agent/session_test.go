@@ -486,3 +486,22 @@ func TestB48_FailedAppendStopsRunAndReopenRepairs(t *testing.T) {
 		t.Errorf("the started call was not closed as unknown:\n%s", dump(evs))
 	}
 }
+
+func TestB48_CallNotOnRecordNeverRuns(t *testing.T) {
+	mem := session.NewMemStore()
+	st := &flakyStore{Store: mem}
+	ran := false
+	tl := funcTool("t", func(context.Context, *tool.Call) (*tool.Result, error) { ran = true; return tool.Text("x"), nil })
+	var h *harness
+	h = newHarness(t, &agent.Options{Store: st, Session: "s", Tools: []tool.Tool{tl}}, llmtest.Respond(func(*llm.Request) llmtest.Entry {
+		st.fail.Store(true) // the disk fills while the model answers
+		return llmtest.CallTool("c1", "t", `{}`)
+	}))
+	h.seeded = true
+	if _, err := h.a.Run(context.Background(), &agent.RunRequest{Prompt: "go"}); !errors.Is(err, errDiskFull) {
+		t.Fatalf("err = %v", err)
+	}
+	if ran {
+		t.Error("a call ran though its tool.call could not be written")
+	}
+}

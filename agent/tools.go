@@ -456,11 +456,17 @@ func (b *batch) dispatch(s *callState) {
 		b.settle(s, tool.Errorf("tool call cancelled before it started: %s", reason), session.OutcomeCancelled, CodeCancelled, false)
 		return
 	}
+	a.mu.Unlock()
+	r.emit(&session.ToolCall{CallID: s.call.ID, Name: s.call.Name, Args: s.args, Origin: "native", Coerced: s.coerced})
+	if !r.flush() {
+		// A call whose start is not on the record does not run.
+		b.settle(s, tool.Errorf(textAbortedBeforeDispatch), session.OutcomeCancelled, CodeAborted, false)
+		return
+	}
+	a.mu.Lock()
 	s.ctx, s.cancel = context.WithCancelCause(r.ctx)
 	r.running[s.call.ID] = s
 	a.mu.Unlock()
-	r.emit(&session.ToolCall{CallID: s.call.ID, Name: s.call.Name, Args: s.args, Origin: "native", Coerced: s.coerced})
-	r.flush()
 	s.start = a.opts.Now()
 	b.running++
 	s.tc = tool.Call{ID: s.call.ID, Name: s.call.Name, Args: s.args, Session: string(a.sid), Progress: noProgress}
