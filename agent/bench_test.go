@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/reinhq/rein/agent"
+	"github.com/reinhq/rein/hook"
 	"github.com/reinhq/rein/llm"
 	"github.com/reinhq/rein/session"
 	"github.com/reinhq/rein/tool"
@@ -87,5 +88,30 @@ func BenchmarkStep(b *testing.B) {
 				b.Fatalf("run ended %v: %v", res.Reason, err)
 			}
 		})
+	}
+}
+
+// BenchmarkStepWithHooks is BenchmarkStep at 1,000 prior events with ten
+// no-op handlers at each of the gate, pre-tool-use, result and step-end
+// points: the cost of interception on the hot path.
+func BenchmarkStepWithHooks(b *testing.B) {
+	b.ReportAllocs()
+	hs := new(hook.Set)
+	for i := range 10 {
+		name := "h" + strconv.Itoa(i)
+		hs.ToolGate(name, func(context.Context, *hook.ToolInput) (hook.GateDecision, error) { return nil, nil })
+		hs.PreToolUse(name, func(context.Context, *hook.ToolInput) (hook.GateDecision, error) { return nil, nil })
+		hs.ToolResult(name, func(context.Context, *hook.ToolResultInput) (hook.ResultDecision, error) { return nil, nil })
+		hs.StepEnd(name, func(context.Context, *hook.StepEndInput) (hook.StepEndDecision, error) { return nil, nil })
+	}
+	m := newBenchModel(b, 1000/6)
+	a, err := agent.New(&agent.Options{Model: m, Provider: "bench", ModelName: "m", Tools: []tool.Tool{noop}, Hooks: hs,
+		Store: session.NewMemStore(), Limits: agent.Limits{MaxSteps: 1 << 30}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer a.Close()
+	if res, err := a.Run(context.Background(), &agent.RunRequest{Prompt: "go"}); err != nil || res.Reason != session.EndCompleted {
+		b.Fatalf("run ended %v: %v", res.Reason, err)
 	}
 }
