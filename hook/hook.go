@@ -47,8 +47,8 @@ type PromptInput struct {
 }
 
 // RequestInput is the input of a before-request handler. Request is shared
-// with the loop: a handler must not modify it, and returns a
-// *ReplaceRequest or *RewriteMessages instead.
+// with the loop and valid only during the call: a handler must not modify
+// or keep it, and returns a *ReplaceRequest or *RewriteMessages instead.
 type RequestInput struct {
 	Scope
 	Request *llm.Request
