@@ -1,6 +1,7 @@
 package jsonl
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -93,7 +94,8 @@ type state struct {
 	buf     []byte
 
 	size atomic.Int64 // committed bytes; readers stop there while lock is held
-	held atomic.Bool  // lock != nil, for readers that do not take mu
+	cur  atomic.Pointer[cursor]
+	held atomic.Bool // lock != nil, for readers that do not take mu
 }
 
 // Open opens the session directory dir, creating it if needed.
@@ -490,50 +492,103 @@ func (s *Store) Events(ctx context.Context, id session.ID, afterSeq int64) iter.
 		if st.held.Load() {
 			limit = st.size.Load()
 		}
-		if err := readEvents(ctx, f, limit, afterSeq, yield); err != nil {
+		cur, err := readEvents(ctx, f, limit, afterSeq, st.cur.Load(), yield)
+		if err != nil {
 			yield(session.Event{}, err)
+			return
+		}
+		if cur != nil {
+			if old := st.cur.Load(); old == nil || old.off < cur.off {
+				st.cur.CompareAndSwap(old, cur)
+			}
 		}
 	}
 }
 
-// readEvents yields the committed events of f with seq > afterSeq,
-// reading at most limit bytes (all if negative). It returns an error to
-// yield, or nil when done or stopped.
-func readEvents(ctx context.Context, f *os.File, limit, afterSeq int64, yield func(session.Event, error) bool) error {
-	name := f.Name()
-	var r io.Reader = f
-	if limit >= 0 {
-		r = io.LimitReader(f, limit)
-	}
-	lr := newLineReader(r, 0, 0)
-	line, complete, err := lr.next()
-	if err == io.EOF || (err == nil && !complete) {
-		return fmt.Errorf("jsonl: %s line 1: missing header: %w", name, session.ErrCorrupt)
-	}
+// cursor is a place in a session file where a reader can start: just
+// after the line holding seq, line number line, at byte off, in the file
+// dev/ino. Lines before a cursor were read whole and in order, and are
+// never cut (only an uncommitted tail is), so a later read that wants
+// only newer events can start there: reading what is new costs what is
+// new, not the whole log.
+type cursor struct {
+	seq      int64
+	off      int64
+	line     int
+	dev, ino uint64
+}
+
+func fileID(f *os.File) (dev, ino uint64, ok bool) {
+	fi, err := f.Stat()
 	if err != nil {
-		return fmt.Errorf("jsonl: read %s: %w", name, err)
+		return 0, 0, false
 	}
-	if _, err := decodeHeader(line, name); err != nil {
-		return err
+	sys, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return 0, 0, false
+	}
+	return uint64(sys.Dev), sys.Ino, true
+}
+
+// readEvents yields the committed events of f with seq > afterSeq,
+// reading up to byte limit (all if negative). It starts at from if that
+// is a cursor of f at or before afterSeq. It returns an error to yield,
+// or nil when done or stopped, and the cursor at the end of what it read
+// (nil if it did not reach the end).
+func readEvents(ctx context.Context, f *os.File, limit, afterSeq int64, from *cursor, yield func(session.Event, error) bool) (*cursor, error) {
+	name := f.Name()
+	dev, ino, idOK := fileID(f)
+	start := cursor{dev: dev, ino: ino}
+	if from != nil && idOK && from.dev == dev && from.ino == ino && from.seq <= afterSeq && (limit < 0 || from.off <= limit) {
+		start = *from
+	}
+	end := int64(1<<63 - 1)
+	if limit >= 0 {
+		end = limit
+	}
+	lr := newLineReader(io.NewSectionReader(f, start.off, end-start.off), start.off, start.line)
+	if start.off == 0 {
+		line, complete, err := lr.next()
+		if err == io.EOF || (err == nil && !complete) {
+			return nil, fmt.Errorf("jsonl: %s line 1: missing header: %w", name, session.ErrCorrupt)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("jsonl: read %s: %w", name, err)
+		}
+		if _, err := decodeHeader(line, name); err != nil {
+			return nil, err
+		}
 	}
 	var (
 		evs  []session.Event
-		last int64
+		last = start.seq
 	)
 	for n := 0; ; n++ {
 		if n&63 == 0 {
 			if err := ctx.Err(); err != nil {
-				return err
+				return nil, err
 			}
 		}
 		line, complete, err := lr.next()
 		if err == io.EOF || (err == nil && !complete) {
-			return nil
+			if !idOK {
+				return nil, nil
+			}
+			off := lr.off
+			if !complete && err == nil {
+				off -= int64(len(line))
+			}
+			return &cursor{seq: last, off: off, line: lr.line - b2i(!complete && err == nil), dev: dev, ino: ino}, nil
 		}
 		if err != nil {
-			return fmt.Errorf("jsonl: read %s: %w", name, err)
+			return nil, fmt.Errorf("jsonl: read %s: %w", name, err)
 		}
 		lineNo := lr.line
+		// Lines wholly before afterSeq are checked, not decoded.
+		if seq, count, ok := fastHead(line); ok && seq == last+1 && seq+int64(count)-1 <= afterSeq && json.Valid(line) {
+			last = seq + int64(count) - 1
+			continue
+		}
 		evs, err = decodeLine(evs[:0], line)
 		isTurnEnd := false
 		if err == nil {
@@ -543,7 +598,7 @@ func readEvents(ctx context.Context, f *os.File, limit, afterSeq int64, yield fu
 			}
 		}
 		if err != nil {
-			return corruptIfCommittedAfter(lr, name, lineNo, err, isTurnEnd)
+			return nil, corruptIfCommittedAfter(lr, name, lineNo, err, isTurnEnd)
 		}
 		last = evs[len(evs)-1].Seq
 		for i := range evs {
@@ -551,10 +606,50 @@ func readEvents(ctx context.Context, f *os.File, limit, afterSeq int64, yield fu
 				continue
 			}
 			if !yield(evs[i], nil) {
-				return nil
+				return nil, nil
 			}
 		}
 	}
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// fastHead reads the first seq and the event count of a line from its
+// first bytes, as this package writes them: {"seq":N, or {"pack":C,"seq":N,.
+func fastHead(line []byte) (seq int64, count int, ok bool) {
+	count = 1
+	rest, isPack := bytes.CutPrefix(line, packPrefix)
+	if isPack {
+		c, r, ok := leadingInt(rest)
+		if !ok || c < 1 {
+			return 0, 0, false
+		}
+		count = int(c)
+		if rest, ok = bytes.CutPrefix(r, []byte(`,"seq":`)); !ok {
+			return 0, 0, false
+		}
+	} else if rest, ok = bytes.CutPrefix(line, []byte(`{"seq":`)); !ok {
+		return 0, 0, false
+	}
+	seq, r, ok := leadingInt(rest)
+	if !ok || len(r) == 0 || r[0] != ',' {
+		return 0, 0, false
+	}
+	return seq, count, true
+}
+
+func leadingInt(b []byte) (int64, []byte, bool) {
+	var n int64
+	i := 0
+	for ; i < len(b) && i < 18 && b[i] >= '0' && b[i] <= '9'; i++ {
+		n = n*10 + int64(b[i]-'0')
+	}
+	return n, b[i:], i > 0
 }
 
 // lastEvent reads the seq and time of the last committed event before

@@ -1,0 +1,71 @@
+// Package jsonl is a session.Store that keeps each session in its own
+// JSON Lines file: human-readable, append-only, easy to copy, grep and
+// tail.
+//
+// Quick start:
+//
+//	st, err := jsonl.Open(filepath.Join(home, ".rein", "sessions"), nil)
+//	if err != nil { ... }
+//	defer st.Close()
+//	id, err := st.Create(ctx, &session.CreateRequest{WorkDir: wd})
+//	err = st.Append(ctx, id, events...)        // the commit point
+//	for ev, err := range st.Events(ctx, id, 0) { ... }
+//
+// # Files
+//
+// Session id lives in <dir>/<id>.jsonl. Its first line is a header,
+//
+//	{"format":"rein.session","version":1,"id":…,"created":…,"workdir":…,"parent":…,"meta":{…}}
+//
+// and every further line is one event in the session JSON shape
+// (session.Event's MarshalJSON), except that a run of two or more
+// consecutive assistant.chunk events of one Append that share their
+// turn, run and agent is packed into one line:
+//
+//	{"pack":N,"seq":S,"time":T,"session":…,"turn":…,"run":…,"type":"assistant.chunk","dt":[0,…],"data":[{…},…]}
+//
+// holding the events with seqs S … S+N-1, event i at time T plus dt[i]
+// nanoseconds with payload data[i]. Reading unpacks them into the
+// original events. Metadata set by SetMeta lives in a sidecar,
+// <id>.meta.json, replaced atomically, so that it never takes a seq from
+// the log; without a sidecar the header's meta is the metadata. List
+// reads each file's header and its last line, never a whole log.
+//
+// # Appending, locking and durability
+//
+// Each Append is one write of whole lines; if it fails, the file is cut
+// back to its size before the write. The first Append of a session takes
+// an advisory lock (flock on <id>.lock, which names the holder's pid and
+// host), held until Close or Delete: another process, or another Store
+// in this one, gets an error wrapping session.ErrLocked that names the
+// holder. Readers take no lock. Durability says when appends are
+// fsynced: after a batch holding a step.end or turn.end (DurabilityStep,
+// the default), after every batch, or never.
+//
+// # Opening a session and crash recovery
+//
+// The first Append, Events or Info of a session in a Store, if no live
+// process holds its lock, checks the file under the lock:
+//
+//   - a torn final line (no newline, or undecodable) is cut off;
+//   - a corrupt line or a seq gap with no turn.end after it is an
+//     uncommitted tail and is cut off with everything after it;
+//   - a corrupt line or a seq gap before a turn.end is an error wrapping
+//     session.ErrCorrupt that names the file and line, and the file is
+//     left as it is;
+//   - a header of an unknown version is an error wrapping
+//     session.ErrUnsupported.
+//
+// A Store that closes cleanly empties the lock file; a lock file that
+// still names a holder means that process died while appending. Only
+// then are the turns it left open closed, with the events of
+// session.RepairEvents (results for unanswered calls, step.end,
+// turn.end{interrupted}). An open turn of a Store that was closed
+// cleanly is left open for its owner to continue. A Store opened with
+// Options.ReadOnly never locks, cuts or repairs: it reads the committed
+// events and skips the rest.
+//
+// Events reads committed events only, and costs what is new: a Store
+// remembers where its last read of a session ended and the next read
+// after that seq starts there.
+package jsonl

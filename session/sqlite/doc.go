@@ -1,0 +1,52 @@
+// Package sqlite is a session.Store that keeps every session in one
+// SQLite database, through modernc.org/sqlite (pure Go, no cgo).
+//
+// Quick start:
+//
+//	st, err := sqlite.Open(filepath.Join(home, ".rein", "sessions.db"), nil)
+//	if err != nil { ... }
+//	defer st.Close()
+//	id, err := st.Create(ctx, &session.CreateRequest{WorkDir: wd})
+//	err = st.Append(ctx, id, events...)        // one transaction: the commit point
+//	for ev, err := range st.Events(ctx, id, 0) { ... }
+//
+// # Schema
+//
+// The database runs in WAL mode with foreign keys on and a busy timeout,
+// so several processes can share it. Its STRICT tables are
+//
+//	sessions(id, created, updated, last_seq, workdir, parent, meta)
+//	events(session, seq, time, type, turn, run, parent_run, agent, data)  -- WITHOUT ROWID, key (session, seq)
+//	locks(session, owner, pid, host, started, since)
+//
+// with times in Unix nanoseconds, meta a JSON object and data the
+// event's "data" JSON. A partial index on turn.start and turn.end rows
+// finds a turn left open without reading the log. The schema version is
+// PRAGMA user_version; Open migrates an older database forward in one
+// transaction and refuses a newer one with an error wrapping
+// session.ErrUnsupported.
+//
+// # Appending, locking and durability
+//
+// Each Append is one immediate transaction that checks the seqs
+// (session.ErrSeqConflict) and writes the events and the session's
+// last_seq. The first Append of a session records a lock row naming the
+// Store's process (pid, host, process start time); another Store, in this
+// process or another, gets an error wrapping session.ErrLocked naming
+// the holder while that process lives. A lock row whose process is gone
+// (checked on the same host by pid and start time) is stale and is taken
+// over; a holder on another host is taken to be alive. Close deletes the
+// Store's rows. Durability maps to PRAGMA synchronous: DurabilityAlways
+// is FULL, DurabilityStep (the default) is NORMAL with a FULL commit for
+// batches holding a step.end or turn.end (which syncs the write-ahead
+// log), DurabilityNever is OFF.
+//
+// # Crash recovery
+//
+// The first Append, Events or Info of a session in a Store looks at its
+// lock row. A stale row means its holder died while appending: the turns
+// it left open are closed, in the same transaction, with the events of
+// session.RepairEvents, and the row is dropped (or taken, for Append).
+// A session closed cleanly has no row, and an open turn of it is left
+// for its owner to continue. Transactions make torn writes impossible.
+package sqlite
