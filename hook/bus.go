@@ -148,7 +148,10 @@ func (b *Bus) deliver(x *sub, ev session.Event) {
 			x.panics.Add(1)
 			b.opts.Logger.Error("observer panicked; it keeps receiving events", "observer", x.Name, "panic", fmt.Sprint(r), "seq", ev.Seq)
 			if b.opts.OnPanic != nil {
-				b.opts.OnPanic(x.Name, r)
+				func() {
+					defer func() { _ = recover() }() // a broken reporter must not kill the observer
+					b.opts.OnPanic(x.Name, r)
+				}()
 			}
 		}
 	}()
