@@ -341,6 +341,45 @@ func TestCancelCause(t *testing.T) {
 	<-gone
 }
 
+// A server that sends a tool's whole input in content_block_start, with no
+// deltas, still yields the arguments; the API's usual {} does not.
+func TestToolInputAtBlockStart(t *testing.T) {
+	body := `data: {"type":"message_start","message":{"id":"m","model":"x","usage":{"input_tokens":1}}}
+
+data: {"type":"content_block_start","index":0,"content_block":{"type":"tool_use","id":"t1","name":"weather","input":{"location":"Oslo"}}}
+
+data: {"type":"content_block_stop","index":0}
+
+data: {"type":"content_block_start","index":1,"content_block":{"type":"tool_use","id":"t2","name":"weather","input":{}}}
+
+data: {"type":"content_block_delta","index":1,"delta":{"type":"input_json_delta","partial_json":"{\"location\":\"Rome\"}"}}
+
+data: {"type":"content_block_stop","index":1}
+
+data: {"type":"message_delta","delta":{"stop_reason":"tool_use"},"usage":{"output_tokens":9}}
+
+data: {"type":"message_stop"}
+
+`
+	m, _ := replay(t, sse(body))
+	chunks, err := collect(m.Stream(context.Background(), simpleRequest()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := assemble(t, chunks)
+	var got []string
+	for _, c := range r.Message.ToolCalls() {
+		got = append(got, string(c.ID)+" "+string(c.Args))
+	}
+	want := []string{`t1 {"location":"Oslo"}`, `t2 {"location":"Rome"}`}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("tool calls (-want +got):\n%s", diff)
+	}
+	if r.Finish != llm.FinishToolCalls {
+		t.Errorf("finish %q, want tool-calls", r.Finish)
+	}
+}
+
 func TestRetryAfter(t *testing.T) {
 	now := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
 	tests := []struct {

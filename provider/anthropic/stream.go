@@ -72,13 +72,14 @@ type wireEvent struct {
 		Usage wireUsage `json:"usage"`
 	} `json:"message"`
 	ContentBlock struct {
-		Type      string `json:"type"`
-		ID        string `json:"id"`
-		Name      string `json:"name"`
-		Text      string `json:"text"`
-		Thinking  string `json:"thinking"`
-		Signature string `json:"signature"`
-		Data      string `json:"data"`
+		Type      string          `json:"type"`
+		ID        string          `json:"id"`
+		Name      string          `json:"name"`
+		Text      string          `json:"text"`
+		Thinking  string          `json:"thinking"`
+		Signature string          `json:"signature"`
+		Data      string          `json:"data"`
+		Input     json.RawMessage `json:"input"`
 	} `json:"content_block"`
 	Delta struct {
 		Type        string `json:"type"`
@@ -95,20 +96,26 @@ type wireEvent struct {
 	} `json:"error"`
 }
 
+// blockState is what the decoder tracks of one content block.
+type blockState struct {
+	kind  llm.BlockKind // "" for blocks rein skips
+	input string        // tool input sent whole at the block's start
+}
+
 // decoder turns a Messages API event stream into llm chunks.
 type decoder struct {
 	provider  string
 	requestID string
 
-	model string
-	usage llm.Usage
-	stop  string
-	kinds []llm.BlockKind // by content block index; "" for blocks rein skips
-	ev    wireEvent
-	lines *bufio.Reader
-	long  []byte
-	data  []byte
-	name  []byte // the event's "event:" field
+	model  string
+	usage  llm.Usage
+	stop   string
+	blocks []blockState // by content block index
+	ev     wireEvent
+	lines  *bufio.Reader
+	long   []byte
+	data   []byte
+	name   []byte // the event's "event:" field
 }
 
 // readers recycles the line buffers of finished streams.
@@ -240,10 +247,18 @@ func (d *decoder) handle(data []byte, emit func(llm.Chunk) bool) (done bool, err
 		case "tool_use":
 			kind = llm.BlockToolCall
 		}
-		for len(d.kinds) <= ev.Index {
-			d.kinds = append(d.kinds, "")
+		for len(d.blocks) <= ev.Index {
+			d.blocks = append(d.blocks, blockState{})
 		}
-		d.kinds[ev.Index] = kind
+		bs := &d.blocks[ev.Index]
+		*bs = blockState{kind: kind}
+		if kind == llm.BlockToolCall {
+			// The API sends {} here and the arguments as deltas; some
+			// compatible servers send the whole input here instead.
+			if in := bytes.TrimSpace(cb.Input); len(in) > 0 && string(in) != "{}" && string(in) != "null" {
+				bs.input = string(in)
+			}
+		}
 		if kind == "" {
 			break // server tools and their results are not rein's to run
 		}
@@ -281,11 +296,18 @@ func (d *decoder) handle(data []byte, emit func(llm.Chunk) bool) (done bool, err
 			}
 		case "input_json_delta":
 			if dl.PartialJSON != "" {
+				d.blocks[ev.Index].input = "" // the deltas carry the arguments
 				ok = emit(&llm.ToolCallDelta{Index: ev.Index, Args: dl.PartialJSON})
 			}
 		}
 	case "content_block_stop":
 		if d.kind(ev.Index) != "" {
+			if in := d.blocks[ev.Index].input; in != "" {
+				d.blocks[ev.Index].input = ""
+				if ok = emit(&llm.ToolCallDelta{Index: ev.Index, Args: in}); !ok {
+					break
+				}
+			}
 			ok = emit(&llm.BlockEnd{Index: ev.Index})
 		}
 	case "message_delta":
@@ -316,10 +338,10 @@ func (d *decoder) handle(data []byte, emit func(llm.Chunk) bool) (done bool, err
 }
 
 func (d *decoder) kind(index int) llm.BlockKind {
-	if index < 0 || index >= len(d.kinds) {
+	if index < 0 || index >= len(d.blocks) {
 		return ""
 	}
-	return d.kinds[index]
+	return d.blocks[index].kind
 }
 
 // finishReason maps a stop_reason to a FinishReason.
