@@ -51,14 +51,14 @@ func TestMain(m *testing.M) {
 
 // env is a test's isolated environment: its own config, state and workspace.
 type env struct {
-	t     *testing.T
+	t     testing.TB
 	home  string
 	work  string
 	store string
 	vars  []string
 }
 
-func newEnv(t *testing.T) *env {
+func newEnv(t testing.TB) *env {
 	t.Helper()
 	home := t.TempDir()
 	work := filepath.Join(home, "work")

@@ -12,7 +12,6 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/reinhq/rein/llm"
 	"github.com/reinhq/rein/llm/llmtest"
 )
 
@@ -380,4 +379,45 @@ func TestHooksFromClaude(t *testing.T) {
 	}
 }
 
-var _ = llm.CallID("")
+func TestHooksList(t *testing.T) {
+	e := newEnv(t)
+	e.writeSettings("PreToolUse", "Bash", map[string]any{"type": "command", "command": "./guard.sh", "timeout": 5})
+	e.writeFile(".claude/settings.json", `{"hooks":{"Stop":[{"hooks":[{"type":"command","command":"./stop.sh"}]}]}}`, 0o644)
+
+	r := e.run(nil, "hooks", "list", "--cwd", e.work, "--json")
+	if r.code != 0 {
+		t.Fatalf("exit %d, stderr:\n%s", r.code, r.stderr)
+	}
+	var got struct {
+		Files []hookFileRow `json:"files"`
+		Hooks []hookRow     `json:"hooks"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &got); err != nil {
+		t.Fatalf("%v\n%s", err, r.stdout)
+	}
+	want := []hookRow{{Event: "PreToolUse", Matcher: "Bash", Type: "command", Command: "./guard.sh", Timeout: 5, Source: filepath.Join(e.work, ".rein", "settings.json")}}
+	if diff := cmp.Diff(want, got.Hooks); diff != "" {
+		t.Errorf("hooks without --hooks-from (-want +got):\n%s", diff)
+	}
+	if len(got.Files) != 3 || !got.Files[1].Exists || got.Files[0].Exists {
+		t.Errorf("files = %+v, want the config file (missing) and .rein/settings.json (read) first", got.Files)
+	}
+
+	r = e.run(nil, "hooks", "list", "--cwd", e.work, "--hooks-from", "claude")
+	if r.code != 0 {
+		t.Fatalf("exit %d, stderr:\n%s", r.code, r.stderr)
+	}
+	for _, s := range []string{".claude/settings.json (read)", ".claude/settings.local.json (not found)", "./stop.sh", "./guard.sh", "5s", "60s"} {
+		if !strings.Contains(r.stdout, s) {
+			t.Errorf("table lacks %q:\n%s", s, r.stdout)
+		}
+	}
+
+	if r := e.run(nil, "hooks", "list", "--cwd", e.work, "--hooks-from", "cursor"); r.code != 2 || !strings.Contains(r.stderr, "--hooks-from") {
+		t.Errorf("bad --hooks-from: exit %d, stderr %q", r.code, r.stderr)
+	}
+	e.writeFile(".rein/settings.json", `{"hooks":{"PreToolUse":[{"matcher":"(","hooks":[{"type":"command","command":"x"}]}]}}`, 0o644)
+	if r := e.run(nil, "hooks", "list", "--cwd", e.work); r.code != 2 || !strings.Contains(r.stderr, "matcher") {
+		t.Errorf("bad matcher: exit %d, stderr %q", r.code, r.stderr)
+	}
+}
