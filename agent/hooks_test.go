@@ -333,7 +333,8 @@ func TestB42_SlowObserverDropsAndNeverStalls(t *testing.T) {
 	hs := new(hook.Set).Observe("slow", "*", func(session.Event) { <-release })
 	h := newHarness(t, &agent.Options{Hooks: hs, ObserverBuffer: 2}, llmtest.Reply("ok"))
 	done := make(chan struct{})
-	go func() { h.run("go"); close(done) }()
+	ran := make(chan *agent.Result, 1)
+	go func() { ran <- h.run("go"); close(done) }()
 	select {
 	case <-done:
 	case <-time.After(5 * time.Second):
@@ -341,6 +342,9 @@ func TestB42_SlowObserverDropsAndNeverStalls(t *testing.T) {
 	}
 	close(release)
 	h.a.Close()
+	if res := <-ran; res.ObserverDrops == 0 {
+		t.Error("the run did not report the drops")
+	}
 	st := h.a.ObserverStats()
 	if st[0].Dropped == 0 || st[0].Delivered+st[0].Dropped != int64(len(h.events())) {
 		t.Errorf("stats = %+v for %d events", st, len(h.events()))

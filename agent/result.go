@@ -45,6 +45,9 @@ type Result struct {
 	Duration time.Duration
 	// Events are the events the run wrote, in seq order.
 	Events []session.Event
+	// ObserverDrops counts the events slow observers lost during the run
+	// (see Agent.ObserverStats for who).
+	ObserverDrops int64
 }
 
 func (r *runState) result(reason session.EndReason, cause string) *Result {

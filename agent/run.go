@@ -266,7 +266,13 @@ func (a *Agent) start(ctx context.Context, req *RunRequest, sink func(session.Ev
 	for _, s := range req.Hooks.Observers() {
 		unsub = append(unsub, a.bus.Subscribe(s))
 	}
+	dropsBefore := a.drops()
 	res, err := r.guardedTurn(parts)
+	if res != nil {
+		if res.ObserverDrops = a.drops() - dropsBefore; res.ObserverDrops > 0 {
+			a.log.Warn("observers were too slow; events were dropped for them", "session", a.sid, "run", r.id, "dropped", res.ObserverDrops)
+		}
+	}
 
 	a.mu.Lock()
 	late := append(r.injects, r.lateInjects...)
@@ -326,6 +332,18 @@ func (r *runState) guardedTurn(parts []llm.Part) (res *Result, err error) {
 		err = &TurnError{Reason: session.EndInterrupted, Code: "panic", Err: fmt.Errorf("agent: the loop panicked: %v", v)}
 	}()
 	return r.runTurn(parts)
+}
+
+// drops counts the events observers have lost so far.
+func (a *Agent) drops() int64 {
+	if !a.bus.Has() {
+		return 0
+	}
+	var n int64
+	for _, st := range a.bus.Stats() {
+		n += st.Dropped
+	}
+	return n
 }
 
 // runTurn runs one turn from its prompt to its end.
