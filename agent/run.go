@@ -494,6 +494,7 @@ func (r *runState) loop() (*Result, error) {
 		} else {
 			msg = asm.Message()
 		}
+		r.dedupeCalls(&msg)
 		u := asm.Usage()
 		if len(msg.Parts) > 0 || finish != llm.FinishStop {
 			r.emit(&session.AssistantMessage{Parts: msg.Parts, Provenance: msg.Provenance, Usage: u, Finish: finish})
@@ -578,6 +579,32 @@ func (r *runState) loop() (*Result, error) {
 			continue
 		}
 		return r.end(session.EndCompleted, "", "", "", nil)
+	}
+}
+
+// dedupeCalls renames a tool call whose id repeats one earlier in the same
+// response, so every call pairs with exactly one result; each rename is
+// recorded.
+func (r *runState) dedupeCalls(m *llm.Message) {
+	copied := false
+	for i, p := range m.Parts {
+		c, ok := p.(*llm.ToolCall)
+		if !ok {
+			continue
+		}
+		for _, q := range m.Parts[:i] {
+			if d, ok := q.(*llm.ToolCall); ok && d.ID == c.ID {
+				if !copied {
+					m.Parts = append([]llm.Part(nil), m.Parts...)
+					copied = true
+				}
+				nc := *c
+				nc.ID = llm.CallID(string(c.ID) + "_" + itoa(i))
+				m.Parts[i] = &nc
+				r.emit(&session.Repair{Kind: "duplicate-id", CallID: c.ID, Detail: "a second call in one response used this id; renamed to " + string(nc.ID)})
+				break
+			}
+		}
 	}
 }
 

@@ -505,3 +505,17 @@ func TestB48_CallNotOnRecordNeverRuns(t *testing.T) {
 		t.Error("a call ran though its tool.call could not be written")
 	}
 }
+
+func TestB32_DuplicateIDsInOneResponseRenamed(t *testing.T) {
+	h := newHarness(t, &agent.Options{Tools: []tool.Tool{echoTool()}},
+		llmtest.CallTools(call("same", "echo", `{"text":"1"}`), call("same", "echo", `{"text":"2"}`)), llmtest.Reply("ok"))
+	h.run("go")
+	evs := h.events()
+	rs := results(evs)
+	if len(rs) != 2 || resultText(rs["same"]) != "1" {
+		t.Errorf("results: %+v\n%s", rs, dump(evs))
+	}
+	if reps := ofType[*session.Repair](evs); len(reps) != 1 || reps[0].Kind != "duplicate-id" {
+		t.Errorf("repairs = %+v", reps)
+	}
+}
