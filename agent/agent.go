@@ -406,7 +406,9 @@ func (a *Agent) Steer(parts ...llm.Part) bool {
 
 // FollowUp queues a message for when the running turn would otherwise
 // end; it then adds a step. It returns false, queuing nothing, when no run
-// is in flight, or the run is cancelled or ending.
+// is in flight, or the run is cancelled or ending. A follow-up still
+// queued when the turn ends another way (cancel, a limit, an error) is
+// dropped.
 func (a *Agent) FollowUp(parts ...llm.Part) bool {
 	a.mu.Lock()
 	defer a.mu.Unlock()
