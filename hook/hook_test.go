@@ -328,3 +328,89 @@ func ExampleSet() {
 	fmt.Println(out.Denied.Reason, "by", out.Hook)
 	// Output: no shell in this demo by no-rm
 }
+
+func TestResultRewritesFeedEachOther(t *testing.T) {
+	s := new(hook.Set).
+		ToolResult("a", func(_ context.Context, in *hook.ToolResultInput) (hook.ResultDecision, error) {
+			return &hook.RewriteResult{Result: tool.Text(partsText(in.Result.Parts) + "a")}, nil
+		}).
+		ToolResult("b", func(_ context.Context, in *hook.ToolResultInput) (hook.ResultDecision, error) {
+			return &hook.RewriteResult{Result: tool.Text(partsText(in.Result.Parts) + "b")}, nil
+		})
+	out, err := hook.Join(nil, s).ToolResult(context.Background(), &hook.ToolResultInput{Result: tool.Text(">")})
+	if err != nil || partsText(out.Result.Parts) != ">ab" || len(out.Records) != 2 {
+		t.Errorf("out=%+v err=%v", out, err)
+	}
+}
+
+func TestSubstituteChainsStopAtFirst(t *testing.T) {
+	second := false
+	s := new(hook.Set).
+		ToolError("first", func(context.Context, *hook.ToolErrorInput) (hook.SubstituteDecision, error) {
+			return &hook.Substitute{Result: tool.Text("friendly"), Reason: "known flake"}, nil
+		}).
+		ToolError("second", func(context.Context, *hook.ToolErrorInput) (hook.SubstituteDecision, error) {
+			second = true
+			return nil, nil
+		}).
+		UnknownTool("alias", func(_ context.Context, in *hook.UnknownToolInput) (hook.SubstituteDecision, error) {
+			return &hook.Substitute{Result: tool.Text("try " + in.Call.Name + "_v2")}, nil
+		})
+	c := hook.Join(s, nil)
+	eo, err := c.ToolError(context.Background(), &hook.ToolErrorInput{Err: errors.New("x")})
+	if err != nil || eo.Hook != "first" || second || eo.Records[0].Reason != "known flake" {
+		t.Errorf("tool error: %+v %v second=%v", eo, err, second)
+	}
+	uo, err := c.UnknownTool(context.Background(), &hook.UnknownToolInput{Call: llm.ToolCall{Name: "grep"}})
+	if err != nil || partsText(uo.Substitute.Result.Parts) != "try grep_v2" {
+		t.Errorf("unknown tool: %+v %v", uo, err)
+	}
+}
+
+func TestRequestReplaceThenStop(t *testing.T) {
+	replaced := &llm.Request{Model: "small"}
+	var saw string
+	s := new(hook.Set).
+		Request("route", func(context.Context, *hook.RequestInput) (hook.RequestDecision, error) {
+			return &hook.ReplaceRequest{Request: replaced}, nil
+		}).
+		Request("cache", func(_ context.Context, in *hook.RequestInput) (hook.RequestDecision, error) {
+			saw = in.Request.Model
+			return &hook.Stop{Answer: "cached", Reason: "hit"}, nil
+		})
+	out, err := hook.Join(s, nil).Request(context.Background(), &hook.RequestInput{Request: &llm.Request{Model: "big"}})
+	if err != nil || saw != "small" || out.Stop == nil || out.Stop.Answer != "cached" || out.Hook != "cache" {
+		t.Errorf("out=%+v saw=%q err=%v", out, saw, err)
+	}
+}
+
+func TestPreToolUseIsItsOwnPoint(t *testing.T) {
+	s := new(hook.Set).PreToolUse("p", func(_ context.Context, in *hook.ToolInput) (hook.GateDecision, error) {
+		if !in.Validated {
+			t.Error("pre-tool-use input not marked validated")
+		}
+		return &hook.EditArgs{Args: json.RawMessage(`{"n":2}`)}, nil
+	})
+	c := hook.Join(s, nil)
+	if c.Has(hook.PointToolGate) || !c.Has(hook.PointPreToolUse) {
+		t.Error("Has mixes the gate and pre-tool-use points")
+	}
+	if out, _ := c.Gate(context.Background(), &hook.ToolInput{}); out.Args != nil {
+		t.Error("the gate ran a pre-tool-use handler")
+	}
+	out, err := c.PreToolUse(context.Background(), &hook.ToolInput{Validated: true})
+	if err != nil || string(out.Args) != `{"n":2}` || out.Records[0].Point != hook.PointPreToolUse {
+		t.Errorf("out=%+v err=%v", out, err)
+	}
+}
+
+func TestErrorMessageNamesHookAndPoint(t *testing.T) {
+	e := &hook.Error{Point: hook.PointApproval, Hook: "policy", Err: errors.New("timeout")}
+	want := `hook "policy" at approval failed: timeout; the approval boundary was failed closed`
+	if e.Error() != want || !errors.Is(e, e.Err) {
+		t.Errorf("Error() = %q", e.Error())
+	}
+	if hook.Within(context.Background(), hook.PointApproval) {
+		t.Error("Within is true outside any chain")
+	}
+}
