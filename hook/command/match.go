@@ -70,19 +70,21 @@ func (m *matcher) Match(name string) bool {
 }
 
 // Matches reports whether the entry applies to a tool named name; entries
-// of events without tools always apply.
+// of events without tools always apply. An entry whose matcher does not
+// compile matches every tool, so a guard is never skipped by mistake
+// (Flatten and New refuse such entries first).
 func (e *Entry) Matches(name string) bool {
 	if !toolEvent(e.Event) {
 		return true
 	}
-	if e.match == nil {
-		m, err := compileMatcher(e.Matcher)
-		if err != nil {
-			return true // unreachable for entries from Flatten; match rather than skip a guard
+	m := e.match
+	if m == nil {
+		var err error
+		if m, err = compileMatcher(e.Matcher); err != nil {
+			return true
 		}
-		e.match = m
 	}
-	return e.match.Match(name)
+	return m.Match(name)
 }
 
 // outName is the tool name a command is told.
