@@ -57,19 +57,25 @@ func (s *tmuxSession) tmux(args ...string) string {
 }
 
 // keys sends keys as tmux names them ("Enter", "Escape") or literal text.
-func (s *tmuxSession) keys(keys ...string) { s.tmux(append([]string{"send-keys", "-t", "rein"}, keys...)...) }
+func (s *tmuxSession) keys(keys ...string) {
+	s.tmux(append([]string{"send-keys", "-t", "rein"}, keys...)...)
+}
 
 func (s *tmuxSession) typeText(text string) { s.tmux("send-keys", "-t", "rein", "-l", text) }
 
 func (s *tmuxSession) screen() string { return s.tmux("capture-pane", "-p", "-t", "rein") }
 
-// waitFor polls the screen until it contains want.
-func (s *tmuxSession) waitFor(want string) string {
+// waitFor polls the screen until it contains every string of want.
+func (s *tmuxSession) waitFor(want ...string) string {
 	s.t.Helper()
 	deadline := time.Now().Add(15 * time.Second)
 	for {
 		scr := s.screen()
-		if strings.Contains(scr, want) {
+		all := true
+		for _, w := range want {
+			all = all && strings.Contains(scr, w)
+		}
+		if all {
 			return scr
 		}
 		if time.Now().After(deadline) {
@@ -78,6 +84,9 @@ func (s *tmuxSession) waitFor(want string) string {
 		time.Sleep(50 * time.Millisecond)
 	}
 }
+
+// idlePrompt is the input line while no turn runs.
+const idlePrompt = "> █"
 
 var (
 	durationRE = regexp.MustCompile(`\b[0-9]+(\.[0-9]+)?(ns|µs|us|ms|s|m)\b`)
@@ -132,8 +141,7 @@ func TestChatAnswerStreams(t *testing.T) {
 	s.waitFor("anthropic/claude-sonnet-4-5")
 	s.typeText("say hello")
 	s.keys("Enter")
-	s.waitFor("• two")
-	scr := s.waitFor("$0.")
+	scr := s.waitFor("• two", idlePrompt)
 	checkGolden(t, "answer", normalizeScreen(scr, e))
 	s.keys("C-c")
 }
@@ -151,7 +159,7 @@ func TestChatApproval(t *testing.T) {
 	scr := s.waitFor("[y]es")
 	checkGolden(t, "approval-prompt", normalizeScreen(scr, e))
 	s.keys("y")
-	scr = s.waitFor("Wrote greeting.txt.")
+	scr = s.waitFor("Wrote greeting.txt.", idlePrompt)
 	checkGolden(t, "approval-done", normalizeScreen(scr, e))
 	b, err := os.ReadFile(filepath.Join(e.work, "greeting.txt"))
 	if err != nil || string(b) != "hi\n" {
@@ -171,7 +179,7 @@ func TestChatEscCancels(t *testing.T) {
 	s.keys("Enter")
 	s.waitFor("Working on it")
 	s.keys("Escape")
-	scr := s.waitFor("turn cancelled")
+	scr := s.waitFor("turn cancelled", idlePrompt)
 	checkGolden(t, "cancelled", normalizeScreen(scr, e))
 	// The session goes on after a cancel.
 	s.typeText("are you there?")
