@@ -41,6 +41,9 @@ func toolEvent(e string) bool {
 // no timeout.
 const DefaultTimeout = 60 * time.Second
 
+// maxTimeout is the longest timeout an entry may set.
+const maxTimeout = 24 * time.Hour
+
 // ErrConfig marks a settings file rein cannot use; the message names the
 // file and the entry.
 var ErrConfig = errors.New("command: bad hook configuration")
@@ -122,8 +125,8 @@ func Flatten(s *Settings, source string, claude bool) ([]Entry, error) {
 				}
 			}
 			for hi, h := range g.Hooks {
-				if h.Timeout < 0 {
-					return nil, fmt.Errorf("%w: %s: hooks.%s[%d].hooks[%d]: negative timeout %v; use seconds > 0 or leave it out for %v", ErrConfig, source, ev, gi, hi, h.Timeout, DefaultTimeout)
+				if !(h.Timeout >= 0 && h.Timeout <= maxTimeout.Seconds()) {
+					return nil, fmt.Errorf("%w: %s: hooks.%s[%d].hooks[%d]: timeout %v; use seconds from 0 to %v, or leave it out for %v", ErrConfig, source, ev, gi, hi, h.Timeout, maxTimeout.Seconds(), DefaultTimeout)
 				}
 				typ := h.Type
 				if typ == "" {

@@ -144,7 +144,8 @@ func TestBuildEnvWithholdsSecrets(t *testing.T) {
 func TestFlattenErrors(t *testing.T) {
 	tests := []struct{ name, json, want string }{
 		{"bad regex", `{"hooks":{"PreToolUse":[{"matcher":"(","hooks":[{"type":"command","command":"x"}]}]}}`, "hooks.PreToolUse[0]"},
-		{"negative timeout", `{"hooks":{"Stop":[{"hooks":[{"type":"command","command":"x","timeout":-1}]}]}}`, "negative timeout"},
+		{"negative timeout", `{"hooks":{"Stop":[{"hooks":[{"type":"command","command":"x","timeout":-1}]}]}}`, "timeout -1"},
+		{"huge timeout", `{"hooks":{"Stop":[{"hooks":[{"type":"command","command":"x","timeout":1e300}]}]}}`, "timeout 1e+300"},
 		{"not an object", `[1]`, "must be a JSON object"},
 		{"hooks of wrong shape", `{"hooks":{"Stop":{"command":"x"}}}`, "must be a JSON object"},
 	}
