@@ -1,10 +1,13 @@
 package main
 
 import (
+	"bufio"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/reinhq/rein/llm/llmtest"
 	"github.com/reinhq/rein/session"
@@ -100,4 +103,60 @@ func TestStoreKinds(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(e.home, "state", "rein", "sessions.db")); err != nil {
 		t.Errorf("default store: %v", err)
 	}
+}
+
+func TestSessionsTailFollow(t *testing.T) {
+	e := newEnv(t)
+	w := wires[0]
+	m := llmtest.NewModel(llmtest.Reply("first"), llmtest.Reply("second"))
+	srv := llmtest.NewServer(t, m)
+	if r := e.run(w.env(), w.args(srv, e, "--session", "tf", "one")...); r.code != 0 {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	cmd := e.cmd(t.Context(), nil, "sessions", "tail", "-f", "--json", "--store", e.store, "tf")
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { cmd.Process.Kill(); cmd.Wait() }()
+	lines := make(chan session.Event, 1024)
+	go readNDJSONStream(out, lines)
+	ends := 0
+	deadline := time.After(20 * time.Second)
+	ran := false
+	for ends < 2 {
+		select {
+		case ev := <-lines:
+			if ev.Data.EventType() == session.TypeTurnEnd {
+				ends++
+				if !ran {
+					ran = true
+					// A second turn, written while tail -f watches.
+					if r := e.run(w.env(), w.args(srv, e, "--session", "tf", "two")...); r.code != 0 {
+						t.Fatalf("exit %d\n%s", r.code, r.stderr)
+					}
+				}
+			}
+		case <-deadline:
+			t.Fatalf("tail -f saw %d turn ends, want 2", ends)
+		}
+	}
+}
+
+// readNDJSONStream decodes events from r as they arrive.
+func readNDJSONStream(r io.Reader, ch chan<- session.Event) (int, error) {
+	sc := bufio.NewScanner(r)
+	n := 0
+	for sc.Scan() {
+		ev, err := session.DecodeEvent(sc.Bytes())
+		if err != nil {
+			return n, err
+		}
+		ch <- ev
+		n++
+	}
+	return n, sc.Err()
 }
