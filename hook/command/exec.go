@@ -123,7 +123,9 @@ func (r *Runner) redact(s string) string {
 // credential; those are not passed to hooks unless asked for.
 func secretName(name string) bool {
 	n := strings.ToUpper(name)
-	for _, w := range []string{"KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "AUTH", "COOKIE", "SESSION"} {
+	// The words rein's shell tool withholds too; AUTH or SESSION would
+	// catch GIT_AUTHOR_NAME and DBUS_SESSION_BUS_ADDRESS, which hooks need.
+	for _, w := range []string{"KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "PRIVATE"} {
 		if strings.Contains(n, w) {
 			return true
 		}

@@ -130,9 +130,10 @@ func TestBoundedBuffer(t *testing.T) {
 }
 
 func TestBuildEnvWithholdsSecrets(t *testing.T) {
-	base := []string{"PATH=/bin", "ANTHROPIC_API_KEY=sk-ant-123456789", "GITHUB_TOKEN=ghp_abcdefgh", "SHORT_SECRET=x", "HOME=/root", "OPENAI_API_KEY=sk-openai-99999"}
+	base := []string{"PATH=/bin", "ANTHROPIC_API_KEY=sk-ant-123456789", "GITHUB_TOKEN=ghp_abcdefgh", "SHORT_SECRET=x", "HOME=/root", "OPENAI_API_KEY=sk-openai-99999",
+		"GIT_AUTHOR_NAME=Ann", "DBUS_SESSION_BUS_ADDRESS=unix:path=/run/bus"}
 	env, secrets := buildEnv(base, []string{"openai_api_key"}, []string{"EXTRA=1"}, "/repo")
-	want := []string{"PATH=/bin", "HOME=/root", "OPENAI_API_KEY=sk-openai-99999", "EXTRA=1", "REIN_PROJECT_DIR=/repo", "CLAUDE_PROJECT_DIR=/repo"}
+	want := []string{"PATH=/bin", "HOME=/root", "OPENAI_API_KEY=sk-openai-99999", "GIT_AUTHOR_NAME=Ann", "DBUS_SESSION_BUS_ADDRESS=unix:path=/run/bus", "EXTRA=1", "REIN_PROJECT_DIR=/repo", "CLAUDE_PROJECT_DIR=/repo"}
 	if diff := cmp.Diff(want, env); diff != "" {
 		t.Errorf("env (-want +got):\n%s", diff)
 	}
