@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"text/tabwriter"
 
 	"github.com/BurntSushi/toml"
@@ -123,12 +124,17 @@ func (a *app) loadHooks(root, from string, st session.Store) (*command.Runner, e
 	return r, nil
 }
 
+// reportMu serialises reports: hooks of parallel tool calls end at once.
+var reportMu sync.Mutex
+
 // reportHook shows what a person should see of one hook run: its failures
 // and its system message.
 func (a *app) reportHook(rep command.Report) {
-	if a.stderr == nil {
+	if a.stderr == nil || (rep.Decision != "error" && rep.SystemMessage == "") {
 		return
 	}
+	reportMu.Lock()
+	defer reportMu.Unlock()
 	if rep.Decision == "error" {
 		fmt.Fprintf(a.stderr, "hook %s %s: %s\n", rep.Event, shortCommand(rep.Command), rep.Reason)
 	}
