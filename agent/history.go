@@ -36,8 +36,9 @@ func (h *history) Add(evs ...session.Event) {
 
 func (h *history) track(ev *session.Event) {
 	switch p := ev.Data.(type) {
-	case *session.UserMessage, *session.SteeringMessage, *session.ContextMessage:
-		h.closeOpen()
+	// As in session.Deriver, only the next assistant message closes the
+	// open calls: user, steering and context content logged while tools
+	// run merges after their results.
 	case *session.AssistantMessage:
 		if len(p.Parts) == 0 {
 			return
