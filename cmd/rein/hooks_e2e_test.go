@@ -421,3 +421,24 @@ func TestHooksList(t *testing.T) {
 		t.Errorf("bad matcher: exit %d, stderr %q", r.code, r.stderr)
 	}
 }
+
+func TestHooksSessionStartContextAndSessionEnd(t *testing.T) {
+	needHooks(t)
+	e := newEnv(t)
+	ended := filepath.Join(e.home, "ended")
+	e.writeFile(".rein/settings.json", `{"hooks":{
+		"SessionStart":[{"hooks":[{"type":"command","command":"grep -q '\"source\":\"startup\"' && echo 'The release branch is frozen.'"}]}],
+		"SessionEnd":[{"hooks":[{"type":"command","command":"cat > `+ended+`"}]}]}}`, 0o644)
+	m := llmtest.NewModel(llmtest.Reply("ok"))
+	srv := llmtest.NewServer(t, m)
+	if r := e.run(anthropicWire.env(), anthropicWire.args(srv, e, "hello")...); r.code != 0 {
+		t.Fatalf("exit %d, stderr:\n%s", r.code, r.stderr)
+	}
+	if got := strings.Join(transcript(m.Requests()[0]), "\n"); !strings.Contains(got, "The release branch is frozen.") {
+		t.Errorf("the first request lacks the SessionStart context:\n%s", got)
+	}
+	b, err := os.ReadFile(ended)
+	if err != nil || !strings.Contains(string(b), `"hook_event_name":"SessionEnd"`) {
+		t.Errorf("SessionEnd hook input = %q, %v", b, err)
+	}
+}
