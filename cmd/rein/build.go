@@ -149,8 +149,9 @@ func parseToolList(spec string, cfg *config) ([]string, error) {
 	return names, nil
 }
 
-// buildTools makes the named tools, confined to the workspace root.
-func buildTools(root string, names []string) (*toolKit, error) {
+// buildTools makes the named tools, confined to the workspace root. Long
+// shell outputs are spilled to spillDir.
+func buildTools(root, spillDir string, names []string) (*toolKit, error) {
 	kit := &toolKit{}
 	if len(names) == 0 {
 		return kit, nil
@@ -163,7 +164,7 @@ func buildTools(root string, names []string) (*toolKit, error) {
 		}
 	}
 	if want("shell") {
-		sh := shell.New(&shell.Options{Policy: policy, SpillDir: filepath.Join(os.TempDir(), "rein-spill")})
+		sh := shell.New(&shell.Options{Policy: policy, SpillDir: spillDir})
 		kit.shell = sh
 		kit.closers = append(kit.closers, sh)
 		kit.tools = append(kit.tools, sh.Tools()...)

@@ -516,3 +516,43 @@ func toolResultText(req *llm.Request, id llm.CallID) string {
 	}
 	return ""
 }
+
+func TestRunCrashThenRepair(t *testing.T) {
+	e := newEnv(t)
+	w := wires[0]
+	m := llmtest.NewModel(
+		llmtest.HangAfter(&llm.BlockStart{Index: 0, Kind: llm.BlockText}, &llm.TextDelta{Index: 0, Text: "Half an answer"}),
+		llmtest.Reply("Back again."),
+	)
+	srv := llmtest.NewServer(t, m)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := e.cmd(ctx, w.env(), w.args(srv, e, "--session", "s-crash", "first")...)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.ReadFull(stdout, make([]byte, len("Half an answer"))); err != nil {
+		t.Fatal(err)
+	}
+	// A crash: no chance to close the turn.
+	cmd.Process.Kill()
+	cmd.Wait()
+
+	r := e.run(w.env(), w.args(srv, e, "--session", "s-crash", "--json", "second")...)
+	if r.code != 0 {
+		t.Fatalf("after the crash: exit %d\n%s", r.code, r.stderr)
+	}
+	tr := strings.Join(transcript(m.Requests()[1]), "\n")
+	if !strings.HasPrefix(tr, "user: first") || !strings.HasSuffix(tr, "second") {
+		t.Errorf("request after the crash = %q", tr)
+	}
+	// The log holds the repair that closed the crashed turn.
+	show := e.run(nil, "sessions", "tail", "--store", e.store, "s-crash")
+	if !strings.Contains(show.stdout, "interrupted") {
+		t.Errorf("the crashed turn was not closed as interrupted:\n%s", show.stdout)
+	}
+}

@@ -212,11 +212,15 @@ func replaySession(ctx context.Context, events []session.Event, opts *replayOpti
 		return nil, usageErrorf("the recording has no prompt to replay")
 	}
 
-	root, err := os.MkdirTemp("", "rein-replay-")
+	tmp, err := os.MkdirTemp("", "rein-replay-")
 	if err != nil {
 		return nil, err
 	}
-	defer os.RemoveAll(root)
+	defer os.RemoveAll(tmp)
+	root := filepath.Join(tmp, "workspace")
+	if err := os.Mkdir(root, 0o700); err != nil {
+		return nil, err
+	}
 	if opts.WorkDir != "" {
 		if err := copyTree(opts.WorkDir, root); err != nil {
 			return nil, fmt.Errorf("copy the workspace %s: %w", opts.WorkDir, err)
@@ -253,7 +257,7 @@ func replaySession(ctx context.Context, events []session.Event, opts *replayOpti
 			}
 		}
 	}
-	kit, err := buildTools(root, knownTools(names))
+	kit, err := buildTools(root, filepath.Join(tmp, "spill"), knownTools(names))
 	if err != nil {
 		return nil, err
 	}

@@ -200,7 +200,7 @@ func (a *app) build(ctx context.Context, f *agentFlags, ask tool.Approver, inter
 	if err != nil {
 		return nil, err
 	}
-	if s.kit, err = buildTools(s.root, names); err != nil {
+	if s.kit, err = buildTools(s.root, filepath.Join(stateDir(), "spill"), names); err != nil {
 		return nil, err
 	}
 	maxSteps := f.maxSteps
@@ -295,7 +295,7 @@ func (a *app) showContext(cmd *cobra.Command, f *agentFlags) error {
 	if err != nil {
 		return err
 	}
-	kit, err := buildTools(root, names)
+	kit, err := buildTools(root, filepath.Join(stateDir(), "spill"), names)
 	if err != nil {
 		return err
 	}
@@ -438,9 +438,26 @@ func (t *ttyApprover) Approve(ctx context.Context, req *tool.ApprovalRequest) (t
 		what = shorten(string(req.Args), 80)
 	}
 	fmt.Fprintf(t.out, "\nrein: allow %s %s? [y]es / [n]o / [a]lways for this tool: ", req.Tool, what)
-	line, err := bufio.NewReader(tty).ReadString('\n')
-	if err != nil && line == "" {
-		return tool.Approval{Verdict: tool.Deny, Reason: "no answer"}, nil
+	type answer struct {
+		line string
+		err  error
+	}
+	got := make(chan answer, 1)
+	go func() {
+		line, err := bufio.NewReader(tty).ReadString('\n')
+		got <- answer{line, err}
+	}()
+	var line string
+	select {
+	case a := <-got:
+		if a.err != nil && a.line == "" {
+			return tool.Approval{Verdict: tool.Deny, Reason: "no answer"}, nil
+		}
+		line = a.line
+	case <-ctx.Done():
+		// Closing the terminal ends the read.
+		tty.Close()
+		return tool.Approval{Verdict: tool.Deny, Reason: "the turn ended before an answer"}, ctx.Err()
 	}
 	switch strings.ToLower(strings.TrimSpace(line)) {
 	case "y", "yes":
