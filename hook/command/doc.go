@@ -35,7 +35,11 @@
 // one event run in parallel; a deny wins over ask over allow, and edits
 // apply in configuration order. Matchers select tools by name: exact,
 // A|B, a regular expression, or * and empty for all; rein's tools also
-// answer to the names Claude Code uses (Bash, Read, Write, Edit, …).
+// answer to the names Claude Code uses (Bash, Read, Write, Edit, …), and
+// rein's MCP tools (mcp_SERVER_TOOL) to Claude Code's mcp__SERVER__TOOL.
+// Commands from .claude settings are told those names, and file tools'
+// inputs carry file_path beside rein's path; an updatedInput may use
+// either.
 //
 // Quick start:
 //

@@ -28,6 +28,10 @@ func TestMatcher(t *testing.T) {
 		{"mcp regex", "mcp__github__.*", "mcp__github__create_issue", true},
 		{"mcp regex other server", "mcp__github__.*", "mcp__slack__post", false},
 		{"mcp exact", "mcp__memory__save", "mcp__memory__save", true},
+		{"claude mcp regex on a rein mcp name", "mcp__github__.*", "mcp_github_create_issue", true},
+		{"claude mcp exact on a rein mcp name", "mcp__memory__save_note", "mcp_memory_save_note", true},
+		{"claude mcp regex, other server", "mcp__github__.*", "mcp_slack_post", false},
+		{"rein mcp name", "mcp_github_.*", "mcp_github_create_issue", true},
 		{"regex is unanchored", "e.d", "read", true},
 		{"names are exact, not prefixes", "rea", "read", false},
 	}
@@ -165,5 +169,17 @@ func TestFlattenErrors(t *testing.T) {
 	es, err = Parse([]byte(`{"hooks":{"Stop":[{"hooks":[{"type":"prompt","prompt":"is it done?"},{"command":"true"}]}]}}`), "s.json", false)
 	if err != nil || len(es) != 2 || es[0].Active() || !es[1].Active() || es[0].Skipped() != "hook type prompt is not supported by rein" {
 		t.Errorf("entries = %+v, %v: want a skipped prompt hook and an active default-typed command", es, err)
+	}
+}
+
+func TestMCPNames(t *testing.T) {
+	if diff := cmp.Diff([]string{"mcp__my__server_tool", "mcp__my_server__tool"}, mcpNames("mcp_my_server_tool")); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+	if got := outName("mcp_github_create_issue", true); got != "mcp__github__create_issue" {
+		t.Errorf("outName = %q", got)
+	}
+	if got := outName("mcp_github_create_issue", false); got != "mcp_github_create_issue" {
+		t.Errorf("outName for rein entries = %q", got)
 	}
 }

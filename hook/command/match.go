@@ -57,16 +57,49 @@ func compileMatcher(s string) (*matcher, error) {
 }
 
 // Match reports whether the tool named name (rein's name) is selected,
-// by its own name or its alias.
+// by its own name, its alias, or for an MCP tool its Claude Code name.
 func (m *matcher) Match(name string) bool {
 	if m == nil || m.all {
 		return true
 	}
-	alias := Aliases[name]
-	if m.re != nil {
-		return m.re.MatchString(name) || (alias != "" && m.re.MatchString(alias))
+	if m.one(name) {
+		return true
 	}
-	return slices.Contains(m.names, name) || (alias != "" && slices.Contains(m.names, alias))
+	if alias := Aliases[name]; alias != "" && m.one(alias) {
+		return true
+	}
+	if strings.HasPrefix(name, "mcp_") {
+		for _, c := range mcpNames(name) {
+			if m.one(c) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func (m *matcher) one(name string) bool {
+	if m.re != nil {
+		return m.re.MatchString(name)
+	}
+	return slices.Contains(m.names, name)
+}
+
+// mcpNames returns the Claude Code spellings (mcp__SERVER__TOOL) of rein's
+// MCP tool name mcp_SERVER_TOOL, one per way to split it, the split at the
+// first underscore first.
+func mcpNames(name string) []string {
+	rest, ok := strings.CutPrefix(name, "mcp_")
+	if !ok || strings.HasPrefix(rest, "_") {
+		return nil
+	}
+	var out []string
+	for i := 0; i < len(rest); i++ {
+		if rest[i] == '_' && i > 0 && i < len(rest)-1 {
+			out = append(out, "mcp__"+rest[:i]+"__"+rest[i+1:])
+		}
+	}
+	return out
 }
 
 // Matches reports whether the entry applies to a tool named name; entries
@@ -92,6 +125,9 @@ func outName(name string, claude bool) string {
 	if claude {
 		if a, ok := Aliases[name]; ok {
 			return a
+		}
+		if c := mcpNames(name); len(c) > 0 {
+			return c[0]
 		}
 	}
 	return name
