@@ -182,10 +182,11 @@ func TestCloseLeavesNoChildren(t *testing.T) {
 	}
 }
 
-func TestEverythingStreamableHTTP(t *testing.T) {
+// startEverythingHTTP runs the everything server with an HTTP transport
+// ("streamableHttp" or "sse") on a free port, bound to 127.0.0.1.
+func startEverythingHTTP(t *testing.T, transport string) int {
+	t.Helper()
 	bin := serverBin(t, "mcp-server-everything")
-	// Pick a free loopback port, then start the server on it, bound to
-	// 127.0.0.1 by the preload.
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -193,7 +194,7 @@ func TestEverythingStreamableHTTP(t *testing.T) {
 	port := l.Addr().(*net.TCPAddr).Port
 	l.Close()
 	preload, _ := filepath.Abs(filepath.Join("testdata", "node", "loopback.cjs"))
-	cmd := exec.Command("node", "--require", preload, bin, "streamableHttp")
+	cmd := exec.Command("node", "--require", preload, bin, transport)
 	cmd.Env = append(os.Environ(), fmt.Sprintf("PORT=%d", port))
 	stderr, _ := cmd.StderrPipe()
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -209,7 +210,7 @@ func TestEverythingStreamableHTTP(t *testing.T) {
 		sc := bufio.NewScanner(stderr)
 		once := sync.Once{}
 		for sc.Scan() {
-			if strings.Contains(sc.Text(), "listening") {
+			if t := sc.Text(); strings.Contains(t, "istening") || strings.Contains(t, "running on port") {
 				once.Do(func() { close(ready) })
 			}
 		}
@@ -217,21 +218,42 @@ func TestEverythingStreamableHTTP(t *testing.T) {
 	select {
 	case <-ready:
 	case <-time.After(20 * time.Second):
-		t.Fatal("the streamable HTTP server did not start")
+		t.Fatalf("the %s server did not start", transport)
 	}
 	// It must not answer on other interfaces.
-	if addrs, _ := net.InterfaceAddrs(); len(addrs) > 0 {
-		for _, a := range addrs {
-			ip, _, _ := net.ParseCIDR(a.String())
-			if ip == nil || ip.IsLoopback() || ip.To4() == nil {
-				continue
-			}
-			if c, err := net.DialTimeout("tcp", net.JoinHostPort(ip.String(), fmt.Sprint(port)), time.Second); err == nil {
-				c.Close()
-				t.Errorf("the server answers on %s; it must be bound to 127.0.0.1", ip)
-			}
+	addrs, _ := net.InterfaceAddrs()
+	for _, a := range addrs {
+		ip, _, _ := net.ParseCIDR(a.String())
+		if ip == nil || ip.IsLoopback() || ip.To4() == nil {
+			continue
+		}
+		if c, err := net.DialTimeout("tcp", net.JoinHostPort(ip.String(), fmt.Sprint(port)), time.Second); err == nil {
+			c.Close()
+			t.Errorf("the server answers on %s; it must be bound to 127.0.0.1", ip)
 		}
 	}
+	return port
+}
+
+func TestEverythingLegacySSE(t *testing.T) {
+	port := startEverythingHTTP(t, "sse")
+	m := newManager(t, &mcp.Options{Servers: []mcp.ServerConfig{{Name: "everything", URL: fmt.Sprintf("http://127.0.0.1:%d/sse", port), SSE: true}}})
+	if err := m.Warmup(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	res, err := m.Call(ctx, "everything", "echo", json.RawMessage(`{"message":"over sse"}`))
+	if err != nil || res.TextOf() != "Echo: over sse" {
+		t.Fatalf("echo over SSE = %v, %v", res, err)
+	}
+	if st := m.Servers()[0]; st.Transport != mcp.TransportSSE || st.State != mcp.StateConnected {
+		t.Errorf("status = %+v", st)
+	}
+}
+
+func TestEverythingStreamableHTTP(t *testing.T) {
+	port := startEverythingHTTP(t, "streamableHttp")
 	var seen []string
 	var mu sync.Mutex
 	m := newManager(t, &mcp.Options{Servers: []mcp.ServerConfig{{

@@ -55,10 +55,11 @@ type server struct {
 	stderr     *tailBuffer
 	reconnects bool // a background reconnect loop is running
 	closed     bool
+	stops      map[*sdk.ClientSession]func() // ends each live connection's context
 }
 
 func newServer(m *Manager, cfg ServerConfig) *server {
-	return &server{m: m, cfg: cfg, state: StateIdle, byName: map[string]*Tool{}}
+	return &server{m: m, cfg: cfg, state: StateIdle, byName: map[string]*Tool{}, stops: map[*sdk.ClientSession]func(){}}
 }
 
 // connectTimeout is the bound on one connection attempt.
@@ -198,13 +199,23 @@ type connInfo struct {
 	tools                  []ToolInfo
 }
 
-// connect opens a connection and lists the tools, within the connect timeout.
+// connect opens a connection and lists the tools, within the connect
+// timeout. The connection itself lives on a context of its own, ended by
+// shutdown or Close: transports such as SSE keep a stream open on the
+// context they connect with.
 func (s *server) connect(ctx context.Context) (*sdk.ClientSession, int, connInfo, error) {
 	var info connInfo
-	ctx, cancel := context.WithTimeout(ctx, s.connectTimeout())
-	defer cancel()
-	t, cmd, err := s.transport(ctx)
+	live, stop := context.WithCancel(context.WithoutCancel(ctx))
+	unbind := context.AfterFunc(s.m.ctx, stop)
+	stopAll := func() { unbind(); stop() }
+	hctx, hcancel := context.WithTimeout(live, s.connectTimeout())
+	defer hcancel()
+	endHandshake := context.AfterFunc(ctx, hcancel) // the caller gave up
+	defer endHandshake()
+
+	t, cmd, err := s.transport(hctx)
 	if err != nil {
+		stopAll()
 		return nil, 0, info, fmt.Errorf("mcp: server %q: %w", s.cfg.Name, err)
 	}
 	client := sdk.NewClient(&sdk.Implementation{Name: s.m.clientName, Version: s.m.clientVersion}, &sdk.ClientOptions{
@@ -214,19 +225,35 @@ func (s *server) connect(ctx context.Context) (*sdk.ClientSession, int, connInfo
 		},
 		Capabilities: &sdk.ClientCapabilities{},
 	})
-	cs, err := client.Connect(ctx, t, nil)
+	// The transport connects on live so its streams outlive the handshake;
+	// the handshake's bound cancels live when it runs out.
+	bound := context.AfterFunc(hctx, func() {
+		if hctx.Err() != nil && !errors.Is(context.Cause(hctx), context.Canceled) {
+			stop()
+		}
+	})
+	cs, err := client.Connect(live, t, nil)
+	bound()
 	pid := 0
 	if cmd != nil && cmd.Process != nil {
 		pid = cmd.Process.Pid
 	}
+	if err == nil && hctx.Err() != nil {
+		_ = cs.Close()
+		err = hctx.Err()
+	}
 	if err != nil {
+		stopAll()
 		killGroup(pid)
 		return nil, 0, info, s.connectError(err)
 	}
+	s.mu.Lock()
+	s.stops[cs] = stopAll
+	s.mu.Unlock()
 	if res := cs.InitializeResult(); res != nil {
 		info.protocol, info.instructions = res.ProtocolVersion, res.Instructions
 	}
-	info.tools, err = listTools(ctx, cs)
+	info.tools, err = listTools(hctx, cs)
 	if err != nil {
 		s.shutdown(cs, pid)
 		return nil, 0, info, fmt.Errorf("mcp: server %q: listing tools: %w", s.cfg.Name, err)
@@ -433,6 +460,13 @@ func (s *server) reconnectLoop() {
 func (s *server) shutdown(cs *sdk.ClientSession, pid int) {
 	if cs != nil {
 		_ = cs.Close()
+		s.mu.Lock()
+		stop := s.stops[cs]
+		delete(s.stops, cs)
+		s.mu.Unlock()
+		if stop != nil {
+			stop()
+		}
 	}
 	killGroup(pid)
 }
@@ -610,7 +644,7 @@ func (s *server) callOnce(ctx context.Context, remote, session string, args json
 		if !errors.As(err, &werr) {
 			// Not an answer from the server: the connection failed.
 			s.dropped(cs, err)
-			return nil, fmt.Errorf("mcp: server %q dropped the connection during the call to %s; it is reconnecting, so the call may be tried again", s.cfg.Name, remote)
+			return nil, fmt.Errorf("mcp: server %q dropped the connection during the call to %s (%v); it is reconnecting, so the call may be tried again", s.cfg.Name, remote, err)
 		}
 		return nil, fmt.Errorf("mcp: %s on server %q: %w", remote, s.cfg.Name, err)
 	}
