@@ -29,7 +29,7 @@ type echoIn struct {
 }
 
 // newServer returns an in-process MCP server with a few tools.
-func newServer(t *testing.T, instructions string) *sdk.Server {
+func newServer(t testing.TB, instructions string) *sdk.Server {
 	t.Helper()
 	s := sdk.NewServer(&sdk.Implementation{Name: "test", Version: "1"}, &sdk.ServerOptions{Instructions: instructions})
 	no := false
@@ -50,7 +50,7 @@ func newServer(t *testing.T, instructions string) *sdk.Server {
 
 // inProcess connects each attempt to srv over a fresh in-memory pipe and
 // counts the attempts.
-func inProcess(t *testing.T, srv *sdk.Server, count *atomic.Int32) func(context.Context) (sdk.Transport, error) {
+func inProcess(t testing.TB, srv *sdk.Server, count *atomic.Int32) func(context.Context) (sdk.Transport, error) {
 	return func(ctx context.Context) (sdk.Transport, error) {
 		if count != nil {
 			count.Add(1)
