@@ -15,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/reinhq/rein/agent/cachewatch"
 	"github.com/reinhq/rein/hook"
 	"github.com/reinhq/rein/llm"
 	"github.com/reinhq/rein/session"
@@ -70,7 +71,12 @@ type Agent struct {
 	tools    map[string]*toolEntry
 	specs    []llm.ToolSpec
 	system   []llm.Text
+	sections []SystemSection // the kind and name of each system section
 	sysHash  string
+	fixed    int64 // estimated tokens of the system prompt and tools
+	window   int64 // context window; 0 when unknown
+	reserve  int64 // output reserve
+	watch    *cachewatch.Watcher
 	toolHash string
 	toolList []string
 	sampling json.RawMessage
@@ -94,12 +100,13 @@ type Agent struct {
 	lastKey string // the last request header's key
 
 	// mu guards the run state and the queues.
-	mu      sync.Mutex
-	cur     *runState
-	closed  bool
-	idle    chan struct{} // closed while idle
-	wg      sync.WaitGroup
-	toolsWG sync.WaitGroup // tool calls left behind after a cancel
+	mu         sync.Mutex
+	cur        *runState
+	closed     bool
+	compacting bool          // a manual compaction is in flight
+	idle       chan struct{} // closed while idle
+	wg         sync.WaitGroup
+	toolsWG    sync.WaitGroup // tool calls left behind after a cancel
 }
 
 type toolEntry struct {
@@ -171,14 +178,50 @@ func New(opts *Options) (*Agent, error) {
 		return nil, err
 	}
 	if opts.System != "" {
-		a.system = []llm.Text{{Text: opts.System}}
-		sum := sha256.Sum256([]byte(opts.System))
-		a.sysHash = hex.EncodeToString(sum[:8])
+		a.system = append(a.system, llm.Text{Text: opts.System})
+		a.sections = append(a.sections, SystemSection{Kind: SectionHost, Name: "system"})
+	}
+	for _, s := range opts.SystemSections {
+		if s.Text == "" {
+			continue
+		}
+		kind := s.Kind
+		if kind == "" {
+			kind = SectionOther
+		}
+		a.system = append(a.system, llm.Text{Text: s.Text})
+		a.sections = append(a.sections, SystemSection{Kind: kind, Name: s.Name})
+	}
+	if len(a.system) > 0 {
+		h := sha256.New()
+		for _, s := range a.system {
+			h.Write([]byte(s.Text))
+			h.Write([]byte{0})
+		}
+		if len(a.system) == 1 {
+			h = sha256.New()
+			h.Write([]byte(a.system[0].Text)) // as before sections existed
+		}
+		a.sysHash = hex.EncodeToString(h.Sum(nil)[:8])
 	}
 	if opts.Request != nil {
 		a.template = *opts.Request
 		a.template.Messages, a.template.System, a.template.Tools = nil, nil, nil
 	}
+	if opts.PromptCache != nil {
+		c := *opts.PromptCache
+		a.template.Cache = &c
+	}
+	a.resolveWindow()
+	a.fixed = a.fixedTokens()
+	names := make([]string, len(a.sections))
+	for i, s := range a.sections {
+		names[i] = s.Kind
+		if s.Name != "" {
+			names[i] += ":" + s.Name
+		}
+	}
+	a.watch = cachewatch.New(&cachewatch.Options{SectionNames: names}) // wall clock: the cache lives in real time
 	a.sampling = samplingOf(&a.template)
 	for _, t := range a.targets {
 		a.keys = append(a.keys, headerKey(t.Provider, t.Model, a.sysHash, a.toolHash, string(a.sampling)))
@@ -494,6 +537,7 @@ func (a *Agent) Reset(ctx context.Context) error {
 	}
 	a.logMu.Lock()
 	defer a.logMu.Unlock()
+	a.watch.Reset()
 	return a.open(ctx, "")
 }
 

@@ -21,6 +21,8 @@ type history struct {
 	pending []session.Repair        // repairs to record before the next request
 	dup     bool                    // a call id was used twice
 	elided  map[llm.CallID]bool     // results left out of requests to fit the window
+	est     int64                   // estimated tokens of the derived messages
+	stale   bool                    // est must be computed again (a compaction, an elision)
 }
 
 func newHistory() *history {
@@ -31,7 +33,24 @@ func (h *history) Add(evs ...session.Event) {
 	h.d.Add(evs...)
 	for i := range evs {
 		h.track(&evs[i])
+		if !h.stale {
+			h.est += estimateEvent(evs[i].Data)
+		}
 	}
+}
+
+// tokens estimates the derived messages' size as requests send them. It
+// costs O(events added) except after a compaction or an elision, when it
+// measures the view once.
+func (h *history) tokens() int64 {
+	if h.stale {
+		m := h.Messages()
+		if len(h.elided) > 0 {
+			m = elide(m, h.elided)
+		}
+		h.est, h.stale = EstimateTokens(m), false
+	}
+	return h.est
 }
 
 func (h *history) track(ev *session.Event) {
@@ -63,9 +82,11 @@ func (h *history) track(ev *session.Event) {
 		h.logged[p.Kind+"\x00"+string(p.CallID)] = true
 		if p.Kind == "elided-result" {
 			h.elided[p.CallID] = true
+			h.stale = true
 		}
 	case *session.Compaction:
 		clear(h.open)
+		h.stale = true
 	}
 }
 

@@ -35,8 +35,12 @@ type Options struct {
 	// from the first target.
 	Fallbacks []Target
 
-	// System is the system prompt.
+	// System is the system prompt: the host's own instructions.
 	System string
+	// SystemSections follow System in the system prompt, each as its own
+	// section (rules files, the skills catalog, …), so the context
+	// breakdown and the prompt-cache telemetry can tell them apart.
+	SystemSections []SystemSection
 	// Tools the model may call. Names must be unique.
 	Tools []tool.Tool
 	// ToolSet adds the tools of a set after Tools; its aliases resolve
@@ -84,6 +88,41 @@ type Options struct {
 	// returns is recorded as context (source "system") that the next
 	// request sees — for example the exits of background tasks.
 	Notices func() []string
+
+	// ContextWindow is the model's context window in tokens; zero looks
+	// the primary model up in llm.DefaultCatalog. OutputReserve is the
+	// room kept for the response; zero means Request.MaxTokens, else the
+	// catalog's max output capped at 32000, else 8192.
+	ContextWindow int
+	OutputReserve int
+	// Compaction turns automatic compaction on and tunes it; nil leaves
+	// only Agent.Compact. See CompactionOptions.
+	Compaction *CompactionOptions
+	// OnCompact, when set, is told when a compaction starts, makes
+	// progress, ends or fails, on the compacting goroutine. Use the end
+	// notice to drop per-session state tied to what the model has seen,
+	// e.g. the file tools' read state, so a re-read after a compaction
+	// returns the content again:
+	//
+	//	OnCompact: func(n agent.CompactNotice) {
+	//		if n.Phase == agent.CompactEnd {
+	//			readState.Forget(string(n.Session))
+	//		}
+	//	}
+	//
+	// Tools that implement CompactListener are told as well.
+	OnCompact func(n CompactNotice)
+
+	// PromptCache, when set, asks adapters with explicit prompt caching
+	// (Anthropic) to place cache breakpoints on every request — tools,
+	// system, newest message — so a long tool loop reads its prefix from
+	// the cache. It overrides Request.Cache.
+	PromptCache *llm.CacheHint
+	// OnCache, when set, receives the prompt-cache telemetry of each
+	// request that predicts (drift) or shows (break) a lost cache, on
+	// the loop's goroutine; it must not block. Both are logged at Info
+	// and Warn level either way.
+	OnCache func(ev CacheEvent)
 
 	// Limits are the guards and budgets.
 	Limits Limits

@@ -76,6 +76,9 @@ type runState struct {
 	output     json.RawMessage
 	firstChunk bool
 	provs      []*llm.Provenance
+
+	compactFails int  // automatic compactions failed in a row
+	compactOff   bool // the circuit breaker tripped for this run
 }
 
 func (r *runState) accepting() bool { return !r.cancelled && !r.ending }
@@ -238,7 +241,7 @@ func (a *Agent) start(ctx context.Context, req *RunRequest, sink func(session.Ev
 		a.mu.Unlock()
 		return nil, ErrClosed
 	}
-	if a.cur != nil {
+	if a.cur != nil || a.compacting {
 		a.mu.Unlock()
 		return nil, ErrBusy
 	}
@@ -425,6 +428,12 @@ func (r *runState) loop() (*Result, error) {
 		}
 		if berr := r.overBudget(); berr != nil {
 			return r.end(session.EndBudget, "", berr.Error(), berr.Budget, berr)
+		}
+		if at := a.compactAt(); at > 0 && !r.compactOff && a.requestTokens() >= at {
+			r.autoCompact(false)
+			if r.fatal != nil {
+				return r.end(session.EndError, "", "", "", nil)
+			}
 		}
 		r.step++
 		r.steps++
@@ -765,7 +774,7 @@ const (
 // when the cancel came between attempts).
 func (r *runState) callModel(req *llm.Request) (*llm.Assembler, modelStatus, error) {
 	a := r.a
-	shrinks := 0
+	shrinks, compacted := 0, false
 	for {
 		t := a.targets[r.target]
 		var last error
@@ -774,8 +783,10 @@ func (r *runState) callModel(req *llm.Request) (*llm.Assembler, modelStatus, err
 				return nil, modelCancelled, nil
 			}
 			asm := &llm.Assembler{Provenance: r.provs[r.target]}
+			r.watchBefore(req)
 			err := r.stream(t, req, asm)
 			if err == nil {
+				r.watchAfter(asm.Usage())
 				return asm, modelOK, nil
 			}
 			if r.isCancelled() {
@@ -794,13 +805,30 @@ func (r *runState) callModel(req *llm.Request) (*llm.Assembler, modelStatus, err
 				}
 				continue
 			}
-			if llm.KindOf(err) == llm.ErrContextTooLong && shrinks < maxShrinks {
-				if nreq, ok := r.shrink(req); ok {
-					shrinks++
-					req = nreq
-					attempt-- // a smaller request is not a retry
-					continue
+			if llm.KindOf(err) == llm.ErrContextTooLong {
+				// Prefer a compaction when it is on, then elide results.
+				if !compacted && a.opts.Compaction != nil && !r.compactOff {
+					compacted = true
+					if r.autoCompact(true) {
+						if nreq, rerr := r.request(); rerr == nil {
+							req = nreq
+							attempt--
+							continue
+						}
+					}
+					if r.fatal != nil {
+						return nil, modelFailed, r.fatal
+					}
 				}
+				if shrinks < maxShrinks {
+					if nreq, ok := r.shrink(req); ok {
+						shrinks++
+						req = nreq
+						attempt-- // a smaller request is not a retry
+						continue
+					}
+				}
+				err = &overflowError{elided: len(a.hist.elided), compacted: compacted, err: err}
 			}
 			last = err
 			break
@@ -822,6 +850,24 @@ func (r *runState) callModel(req *llm.Request) (*llm.Assembler, modelStatus, err
 		return nil, modelFailed, last
 	}
 }
+
+// overflowError ends a turn whose request stays too long for the model
+// after compaction and elision.
+type overflowError struct {
+	elided    int
+	compacted bool
+	err       error
+}
+
+func (e *overflowError) Error() string {
+	how := fmt.Sprintf("after eliding %d tool results", e.elided)
+	if e.compacted {
+		how = "after compacting and " + how[6:]
+	}
+	return fmt.Sprintf("agent: the request is still too long for the model's context window %s; compact the session with a smaller KeepSteps (Agent.Compact), start a new session, or use a model with a larger window: %v", how, e.err)
+}
+
+func (e *overflowError) Unwrap() error { return e.err }
 
 // maxShrinks bounds the passes that elide tool results from a request the
 // provider found too long.

@@ -1,0 +1,57 @@
+package agent
+
+import (
+	"time"
+
+	"github.com/reinhq/rein/agent/cachewatch"
+	"github.com/reinhq/rein/llm"
+	"github.com/reinhq/rein/session"
+)
+
+// CacheEvent is prompt-cache telemetry for one model request: a Drift
+// predicted before it was sent, or a Break seen in its usage.
+type CacheEvent struct {
+	Session session.ID
+	Turn    session.TurnID
+	Step    int
+	Drift   *cachewatch.Drift
+	Break   *cachewatch.Break
+}
+
+// watchBefore tells the cache watcher about a request going out.
+func (r *runState) watchBefore(req *llm.Request) {
+	a := r.a
+	d := a.watch.Before(req)
+	if d == nil {
+		return
+	}
+	a.log.Info("prompt cache drift", "session", a.sid, "turn", r.turn, "step", r.step, "drift", d.String())
+	if a.opts.OnCache != nil {
+		a.opts.OnCache(CacheEvent{Session: a.sid, Turn: r.turn, Step: r.step, Drift: d})
+	}
+}
+
+// watchAfter tells the cache watcher about a response's usage.
+func (r *runState) watchAfter(u llm.Usage) {
+	a := r.a
+	b := a.watch.After(u)
+	if b == nil {
+		return
+	}
+	a.log.Warn("prompt cache break", "session", a.sid, "turn", r.turn, "step", r.step, "break", b.String())
+	if a.opts.OnCache != nil {
+		a.opts.OnCache(CacheEvent{Session: a.sid, Turn: r.turn, Step: r.step, Break: b})
+	}
+}
+
+// CacheExpiresAt estimates when the prompt cache entry of this
+// conversation runs out; ok is false before any request was cached.
+func (a *Agent) CacheExpiresAt() (t time.Time, ok bool) { return a.watch.ExpiresAt() }
+
+// CacheImpact estimates how many cached tokens a change the host is
+// considering (a system section edit, a tool change, a history rewrite)
+// would make the next request write again.
+func (a *Agent) CacheImpact(c cachewatch.Change) cachewatch.Impact { return a.watch.Impact(c) }
+
+// CacheStats returns the cache watcher's running figures.
+func (a *Agent) CacheStats() cachewatch.Stats { return a.watch.Stats() }
