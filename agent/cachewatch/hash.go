@@ -140,11 +140,14 @@ func newMsgRec(m *llm.Message, hash uint64, size int) msgRec {
 	return r
 }
 
-// same reports whether m is the very value r was taken from. Parts are
-// pointers, so comparing the last one is a pointer comparison.
-func (r *msgRec) same(m *llm.Message) bool {
+// same reports whether m is the very value r was taken from: the same
+// Parts backing array and length, Provenance and role. With tail set it
+// also compares the last part (a pointer comparison), for the newest
+// messages, whose parts a loop may still be filling in; elsewhere that
+// extra memory load per message is not worth it.
+func (r *msgRec) same(m *llm.Message, tail bool) bool {
 	return r.n == len(m.Parts) && r.parts == unsafe.SliceData(m.Parts) && r.prov == m.Provenance &&
-		r.role == m.Role && (r.n == 0 || r.last == m.Parts[r.n-1])
+		r.role == m.Role && (!tail || r.n == 0 || r.last == m.Parts[r.n-1])
 }
 
 // toolRec fingerprints one tool definition.

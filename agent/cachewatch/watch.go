@@ -367,10 +367,11 @@ func (w *Watcher) diffMessages(msgs []llm.Message, d *Diff) {
 		start = max(shared-recheck, 0)
 	}
 	diverged := -1
+	tail := max(prev-recheck, 0)
 	for i := start; i < shared; i++ {
 		m := &msgs[i]
 		r := &w.msgs[i]
-		if r.same(m) {
+		if r.same(m, i >= tail) {
 			continue
 		}
 		h, size := w.x.message(m)

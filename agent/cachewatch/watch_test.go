@@ -573,3 +573,21 @@ func TestConcurrentReaders(t *testing.T) {
 		t.Errorf("stats = %+v", got)
 	}
 }
+
+func TestAppendStepAllocatesNothing(t *testing.T) {
+	w := cachewatch.New(nil)
+	req := baseRequest(1000)
+	req.Messages = slices.Grow(req.Messages, 1000)
+	prime(t, w, req, 5000)
+	call, result := message(1), message(2)
+	cached := int64(5000)
+	allocs := testing.AllocsPerRun(200, func() {
+		req.Messages = append(req.Messages, call, result)
+		w.Before(req)
+		w.After(readWrite(cached, 100))
+		cached += 100
+	})
+	if allocs != 0 {
+		t.Errorf("an append-only step allocates %v times, want 0", allocs)
+	}
+}
