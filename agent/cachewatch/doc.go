@@ -41,12 +41,15 @@
 //			logger.Info("cache drift", "drift", d.String())
 //		}
 //		res, err := llm.Collect(model.Stream(ctx, req))
-//		if err != nil && res == nil {
-//			continue // nothing reached the provider: no After needed
-//		}
+//		// A response that failed before reporting usage has a zero Usage,
+//		// which After ignores; a partial usage is judged like any other.
 //		if b := w.After(res.Usage); b != nil {
 //			logger.Warn("cache break", "break", b.String())
 //		}
+//		if err != nil {
+//			return err
+//		}
+//		// … run tools, append to the history …
 //	}
 //
 // Drift and Break carry JSON tags, so a loop may also record them as
@@ -59,8 +62,9 @@
 // previous request's message at the same position (positional comparison
 // tells an append, which is healthy, from a rewrite, which is not). A
 // message of a later request is taken as unchanged without hashing when
-// it is the same Go value: same role, same Parts backing array, length and
-// last part, same Provenance pointer. When req.Messages shares its backing
+// it is the same Go value: same role, same Parts backing array and length,
+// same Provenance pointer (and, for the previous request's newest few
+// messages, the same last part). When req.Messages shares its backing
 // array with the previous request's (a loop that appends to one history
 // slice), even that identity check is skipped for all but the last few
 // messages of the previous request, so an append-only step costs the new
@@ -69,8 +73,8 @@
 // message of the shared history slice other than the newest few must not
 // be overwritten in place (build a new slice, as history rewrites
 // naturally do). Options.CheckAll turns the backing-array shortcut off.
-// Tools and system sections are compared in full each request: their size
-// does not grow with the conversation.
+// Tools and system sections are compared each request (a string compares at
+// once with itself); their size does not grow with the conversation.
 //
 // Hashes use hash/maphash with a seed chosen per process: they identify
 // content within one process and are never persisted.
