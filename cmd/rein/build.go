@@ -120,6 +120,7 @@ func buildModel(t target) (llm.Model, error) {
 // toolKit is the tools of one run plus what must be closed after it.
 type toolKit struct {
 	tools   []tool.Tool
+	reads   *fs.ReadState // forgotten after a compaction, so files are read again
 	closers []io.Closer
 	shell   *shell.Shell
 }
@@ -152,13 +153,13 @@ func parseToolList(spec string, cfg *config) ([]string, error) {
 // buildTools makes the named tools, confined to the workspace root. Long
 // shell outputs are spilled to spillDir.
 func buildTools(root, spillDir string, names []string) (*toolKit, error) {
-	kit := &toolKit{}
+	kit := &toolKit{reads: fs.NewReadState()}
 	if len(names) == 0 {
 		return kit, nil
 	}
 	policy := &sandbox.Policy{Root: root}
 	want := func(n string) bool { return slices.Contains(names, n) }
-	for _, t := range fs.NewTools(policy, nil) {
+	for _, t := range fs.NewTools(policy, &fs.Options{State: kit.reads}) {
 		if want(t.Spec().Name) {
 			kit.tools = append(kit.tools, t)
 		}

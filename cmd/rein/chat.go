@@ -33,7 +33,7 @@ ask inline (y yes, n no, a always for this tool or command).
 
 Keys: Enter sends (while the agent works it steers the running turn), Esc
 cancels the turn, Ctrl+R shows or hides reasoning, Ctrl+C cancels or quits.
-Commands: /help, /model [PROVIDER/NAME], /session, /compact, /clear, /quit.`,
+Commands: /help, /model [PROVIDER/NAME], /session, /compact [FOCUS], /clear, /quit.`,
 		Args: exactArgs(0, "no arguments (type prompts in the UI)"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if cont {
@@ -142,6 +142,10 @@ type block struct {
 type eventMsg struct{ ev session.Event }
 type runDoneMsg struct{ err error }
 type tickMsg struct{}
+type compactDoneMsg struct {
+	res *agent.CompactResult
+	err error
+}
 
 type chatModel struct {
 	app   *app
@@ -317,6 +321,16 @@ func (m *chatModel) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			m.queued = nil
 			return m, m.startRun(next)
 		}
+	case compactDoneMsg:
+		m.running = false
+		switch {
+		case errors.Is(msg.err, agent.ErrNothingToCompact):
+			m.notice("nothing to compact yet")
+		case msg.err != nil:
+			m.blocks = append(m.blocks, block{kind: blockError, text: "compact: " + msg.err.Error()})
+		default:
+			m.notice(fmt.Sprintf("compacted events %d–%d: about %s → %s tokens", msg.res.FromSeq, msg.res.ToSeq, compact(msg.res.TokensBefore), compact(msg.res.TokensAfter)))
+		}
 	case tickMsg:
 		if m.running {
 			return m, tick()
@@ -433,13 +447,24 @@ func (m *chatModel) command(text string) (tea.Model, tea.Cmd) {
 	switch name {
 	case "/help":
 		m.notice("Enter send (steers a running turn) · Esc cancel · Ctrl+R reasoning · Ctrl+C cancel/quit\n" +
-			"/model [PROVIDER/NAME] show or switch the model · /session the session id · /compact · /clear new session · /quit")
+			"/model [PROVIDER/NAME] show or switch the model · /session the session id · /compact [focus] summarise older turns · /clear new session · /quit")
 	case "/quit", "/exit":
 		return m, tea.Quit
 	case "/session":
 		m.notice(fmt.Sprintf("session %s in %s (workspace %s)", m.setup.agent.Session(), m.app.storeSpecValue(), m.setup.root))
 	case "/compact":
-		m.notice("/compact is not available: this version of the loop has no compaction; /clear starts a new session")
+		if m.running {
+			m.notice("wait for the turn to end (or Esc) before /compact")
+			break
+		}
+		m.running = true
+		m.notice("compacting…")
+		ag, send := m.setup.agent, m.send
+		go func() {
+			res, err := ag.Compact(context.Background(), &agent.CompactRequest{KeepSteps: 2, Instructions: arg})
+			send(compactDoneMsg{res, err})
+		}()
+		return m, tick()
 	case "/clear":
 		if m.running {
 			m.notice("wait for the turn to end (or Esc) before /clear")

@@ -190,7 +190,7 @@ func TestChatEscCancels(t *testing.T) {
 	}
 	s.typeText("/compact")
 	s.keys("Enter")
-	s.waitFor("not available")
+	s.waitFor("nothing to compact yet")
 	s.keys("C-c")
 }
 

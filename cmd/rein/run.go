@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/reinhq/rein/agent"
+	"github.com/reinhq/rein/llm"
 	"github.com/reinhq/rein/session"
 	"github.com/reinhq/rein/tool"
 )
@@ -219,6 +220,15 @@ func (a *app) build(ctx context.Context, f *agentFlags, ask tool.Approver, inter
 		Notices:  s.kit.notices,
 		Limits:   agent.Limits{MaxSteps: maxSteps, MaxCost: f.maxCost},
 		Cost:     catalogCost,
+		// Compact automatically near the context window, and let providers
+		// with explicit caching (Anthropic) cache the growing prefix.
+		Compaction:  &agent.CompactionOptions{},
+		PromptCache: &llm.CacheHint{},
+		OnCompact: func(n agent.CompactNotice) {
+			if n.Phase == agent.CompactEnd {
+				s.kit.reads.Forget(string(n.Session))
+			}
+		},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("start the agent: %w", err)

@@ -1,0 +1,175 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/reinhq/rein/mcp"
+)
+
+func TestSplitWords(t *testing.T) {
+	tests := []struct {
+		name, in string
+		want     []string
+		err      string
+	}{
+		{"plain", "npx -y server .", []string{"npx", "-y", "server", "."}, ""},
+		{"extra spaces", "  a   b\tc ", []string{"a", "b", "c"}, ""},
+		{"single quotes", `node 'my dir/server.js'`, []string{"node", "my dir/server.js"}, ""},
+		{"double quotes and escapes", `run "a \"b\" c" d\ e`, []string{"run", `a "b" c`, "d e"}, ""},
+		{"no expansion", `echo $HOME '$X'`, []string{"echo", "$HOME", "$X"}, ""},
+		{"empty quotes are a word", `cmd ""`, []string{"cmd", ""}, ""},
+		{"joined", `a"b"'c'`, []string{"abc"}, ""},
+		{"unclosed", `a 'b`, nil, "unclosed single quote"},
+		{"unclosed double", `a "b`, nil, "unclosed double quote"},
+		{"empty", "   ", nil, "no command"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := splitWords(tt.in)
+			if tt.err != "" {
+				if err == nil || err.Error() != tt.err {
+					t.Fatalf("splitWords(%q) error = %v, want %q", tt.in, err, tt.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("splitWords(%q) (-want +got):\n%s", tt.in, diff)
+			}
+		})
+	}
+}
+
+func TestParseMCPFlag(t *testing.T) {
+	tests := []struct {
+		in   string
+		want mcp.ServerConfig
+		err  bool
+	}{
+		{in: "fs=npx -y @modelcontextprotocol/server-filesystem '/tmp/a b'", want: mcp.ServerConfig{Name: "fs", Command: "npx", Args: []string{"-y", "@modelcontextprotocol/server-filesystem", "/tmp/a b"}}},
+		{in: "docs=https://example.com/mcp", want: mcp.ServerConfig{Name: "docs", URL: "https://example.com/mcp"}},
+		{in: "local=http://127.0.0.1:3001/mcp", want: mcp.ServerConfig{Name: "local", URL: "http://127.0.0.1:3001/mcp"}},
+		{in: "noname", err: true},
+		{in: "=cmd", err: true},
+		{in: "x=", err: true},
+		{in: "x=https://a b", err: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.in, func(t *testing.T) {
+			got, err := parseMCPFlag(tt.in)
+			if tt.err {
+				if err == nil {
+					t.Fatalf("parseMCPFlag(%q) = %+v, want an error", tt.in, got)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.want, got, cmpopts.IgnoreFields(mcp.ServerConfig{}, "Filter", "Auth", "NewTransport")); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestMCPServersFromConfigAndFlags(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "config.toml")
+	conf := `
+[mcp.servers.fs]
+command = "npx"
+args = ["-y", "@modelcontextprotocol/server-filesystem", "."]
+disabled = ["write_file"]
+timeout = "10s"
+
+[mcp.servers.docs]
+url = "https://example.com/sse"
+transport = "sse"
+headers = { Authorization = "Bearer ${DOCS_TOKEN}" }
+lazy = true
+host_only = true
+`
+	if err := os.WriteFile(path, []byte(conf), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := loadMCPConfig(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := mcpServers(cfg, []string{"fs=./my-fs --root /", "extra=https://example.org/mcp"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []mcp.ServerConfig{
+		{Name: "docs", URL: "https://example.com/sse", SSE: true, Headers: map[string]string{"Authorization": "Bearer ${DOCS_TOKEN}"}, Lazy: true, HostOnly: true},
+		{Name: "fs", Command: "./my-fs", Args: []string{"--root", "/"}}, // the flag replaced the config's fs
+		{Name: "extra", URL: "https://example.org/mcp"},
+	}
+	if diff := cmp.Diff(want, got, cmpopts.IgnoreFields(mcp.ServerConfig{}, "Filter", "Auth", "NewTransport")); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+	// The template stays unresolved in the config: it is resolved only
+	// when a connection opens.
+	if got[0].Headers["Authorization"] != "Bearer ${DOCS_TOKEN}" {
+		t.Errorf("header resolved too early: %q", got[0].Headers["Authorization"])
+	}
+	fs, _ := mcpServers(cfg, nil)
+	if fs[1].ConnectTimeout != 10*time.Second || fs[1].Disabled[0] != "write_file" {
+		t.Errorf("fs from the config = %+v", fs[1])
+	}
+	bad := &mcpConfig{Servers: map[string]mcpServerConfig{"x": {URL: "https://a", Transport: "carrier-pigeon"}}}
+	if _, err := mcpServers(bad, nil); err == nil {
+		t.Error("an unknown transport was accepted")
+	}
+}
+
+func TestMCPListEverything(t *testing.T) {
+	if _, err := exec.LookPath("node"); err != nil {
+		t.Skip("node is not installed; install Node.js 18+ to run the MCP reference-server tests")
+	}
+	bin, _ := filepath.Abs(filepath.Join("..", "..", "mcp", "testdata", "node", "node_modules", ".bin", "mcp-server-everything"))
+	if _, err := os.Stat(bin); err != nil {
+		t.Skip("mcp-server-everything is not installed; run: npm ci --prefix mcp/testdata/node")
+	}
+	e := newEnv(t)
+	r := e.run(nil, "mcp", "list", "--json", "--mcp", "everything="+bin+" stdio", "--mcp", "broken=/nonexistent/server")
+	if r.code != 0 {
+		t.Fatalf("rein mcp list: exit %d\n%s", r.code, r.stderr)
+	}
+	var rows []struct {
+		Name, State, Transport, Error string
+		Tools                         []string
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &rows); err != nil {
+		t.Fatalf("%v\n%s", err, r.stdout)
+	}
+	if len(rows) != 2 || rows[0].Name != "everything" || rows[0].State != "connected" || rows[0].Transport != "stdio" {
+		t.Fatalf("rows = %+v", rows)
+	}
+	found := false
+	for _, n := range rows[0].Tools {
+		found = found || n == "mcp_everything_echo"
+	}
+	if !found {
+		t.Errorf("everything's tools = %q, want mcp_everything_echo", rows[0].Tools)
+	}
+	if rows[1].State != "down" || !strings.Contains(rows[1].Error, "/nonexistent/server") {
+		t.Errorf("broken = %+v, want down with the error", rows[1])
+	}
+	// The table form.
+	r = e.run(nil, "mcp", "list", "--mcp", "everything="+bin+" stdio")
+	if r.code != 0 || !strings.Contains(r.stdout, "everything") || !strings.Contains(r.stdout, "connected") {
+		t.Errorf("table = exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+}
