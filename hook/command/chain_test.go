@@ -4,12 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/reinhq/rein/hook"
+	"github.com/reinhq/rein/hook/command"
 	"github.com/reinhq/rein/llm"
 	"github.com/reinhq/rein/tool"
 )
@@ -116,5 +118,14 @@ func TestReinEntriesSeeReinToolNames(t *testing.T) {
 	g, err := hook.Join(r.Hooks(), nil).PreToolUse(context.Background(), &hook.ToolInput{Call: llm.ToolCall{ID: "c", Name: "shell", Args: json.RawMessage(`{"command":"ls"}`)}})
 	if err != nil || g.Denied != nil {
 		t.Errorf("gate = %+v, %v; a rein entry matched by alias should be told rein's name", g, err)
+	}
+}
+
+func TestMissingShellFailsClosed(t *testing.T) {
+	r := newRunner(t, settingsJSON(t, "PreToolUse", "", "true"), &command.Options{Shell: "/nonexistent/sh"})
+	_, err := hook.Join(r.Hooks(), nil).PreToolUse(context.Background(), &hook.ToolInput{Call: llm.ToolCall{ID: "c", Name: "shell"}})
+	var he *hook.Error
+	if !errors.As(err, &he) || !strings.Contains(err.Error(), "/nonexistent/sh") {
+		t.Errorf("err = %v, want a hook.Error naming the shell", err)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"strings"
@@ -90,7 +91,7 @@ func (r *Runner) run(parent context.Context, command string, timeout time.Durati
 		o.timedOut = true
 		o.err = &TimeoutError{Command: command, Timeout: timeout}
 	case err != nil && !errors.As(err, &ee):
-		o.err = err
+		o.err = fmt.Errorf("run hook command %s with %s: %w; check that the shell exists and the workspace directory is readable", quote(command), r.opts.Shell, err)
 	case err != nil:
 		o.err = errors.New("hook command " + quote(command) + " was killed by a signal (" + ee.ProcessState.String() + ")")
 	}
