@@ -368,11 +368,12 @@ func (a *Agent) compact(ctx context.Context, t Target, keep int, instructions st
 // each chunk's call carries the summary so far.
 func (a *Agent) summarize(ctx context.Context, t Target, o CompactionOptions, msgs []llm.Message, instructions string, progress func(done, total int)) (string, int, llm.Usage, error) {
 	var usage llm.Usage
-	// A chunk gets half the usable window, less the prompt and the
-	// summary carried over.
+	// A chunk gets the usable window less the prompt, the summary carried
+	// over and the summary written, with a margin for the estimate.
 	budget := int64(100000)
 	if u := a.usable(); u > 0 {
-		budget = u/2 - estimateText(o.Prompt) - int64(o.SummaryTokens) - 256
+		o.SummaryTokens = int(min(int64(o.SummaryTokens), max(u/8, 256)))
+		budget = min(budget, (u-estimateText(o.Prompt)-2*int64(o.SummaryTokens))*3/4)
 	}
 	budget = max(budget, 1024)
 	for attempt := 0; ; attempt++ {
