@@ -43,21 +43,21 @@ type mcpConfig struct {
 // mcpServerConfig is one [mcp.servers.NAME] table. Values may hold ${VAR}
 // templates, resolved when the server is connected.
 type mcpServerConfig struct {
-	Command    string            `toml:"command"`
-	Args       []string          `toml:"args"`
-	Dir        string            `toml:"dir"`
-	Env        map[string]string `toml:"env"`
-	InheritEnv bool              `toml:"inherit_env"`
-	URL        string            `toml:"url"`
-	Transport  string            `toml:"transport"` // "http" (default for a URL) or "sse"
-	Headers    map[string]string `toml:"headers"`
-	Enabled    []string          `toml:"enabled"`
-	Disabled   []string          `toml:"disabled"`
-	Lazy       bool              `toml:"lazy"`
-	HostOnly   bool              `toml:"host_only"`
-	Timeout    string            `toml:"timeout"`      // connect timeout, a Go duration
-	CallTimeout string           `toml:"call_timeout"` // per call, a Go duration
-	OAuth      *struct {
+	Command     string            `toml:"command"`
+	Args        []string          `toml:"args"`
+	Dir         string            `toml:"dir"`
+	Env         map[string]string `toml:"env"`
+	InheritEnv  bool              `toml:"inherit_env"`
+	URL         string            `toml:"url"`
+	Transport   string            `toml:"transport"` // "http" (default for a URL) or "sse"
+	Headers     map[string]string `toml:"headers"`
+	Enabled     []string          `toml:"enabled"`
+	Disabled    []string          `toml:"disabled"`
+	Lazy        bool              `toml:"lazy"`
+	HostOnly    bool              `toml:"host_only"`
+	Timeout     string            `toml:"timeout"`      // connect timeout, a Go duration
+	CallTimeout string            `toml:"call_timeout"` // per call, a Go duration
+	OAuth       *struct {
 		ClientID     string `toml:"client_id"`
 		ClientSecret string `toml:"client_secret"` // better: ${VAR}
 		RedirectURL  string `toml:"redirect_url"`
