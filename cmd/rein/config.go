@@ -68,8 +68,12 @@ func loadConfig(path string) (*config, error) {
 	if err != nil {
 		return nil, usageErrorf("config file %s: %v; fix the file or move it aside", path, err)
 	}
-	if undec := md.Undecoded(); len(undec) > 0 {
-		return nil, usageErrorf("config file %s: unknown key %q; see 'rein help config'", path, undec[0].String())
+	for _, k := range md.Undecoded() {
+		// The [mcp] section is read by loadMCPConfig.
+		if len(k) > 0 && k[0] == "mcp" {
+			continue
+		}
+		return nil, usageErrorf("config file %s: unknown key %q; see 'rein help config'", path, k.String())
 	}
 	return c, nil
 }

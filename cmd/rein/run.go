@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/reinhq/rein/agent"
+	"github.com/reinhq/rein/hook"
 	"github.com/reinhq/rein/llm"
 	"github.com/reinhq/rein/session"
 	"github.com/reinhq/rein/tool"
@@ -35,6 +36,7 @@ type agentFlags struct {
 	maxSteps int
 	maxCost  float64
 	system   string
+	mcp      []string // --mcp NAME=COMMAND… or NAME=URL
 }
 
 func (f *agentFlags) register(cmd *cobra.Command) {
@@ -50,6 +52,7 @@ func (f *agentFlags) register(cmd *cobra.Command) {
 	fl.IntVar(&f.maxSteps, "max-steps", 0, "stop the turn after N steps (default 100)")
 	fl.Float64Var(&f.maxCost, "max-cost", 0, "stop the turn before spending more than USD")
 	fl.StringVar(&f.system, "system", "", "the system prompt, as TEXT or @FILE (AGENTS.md and CLAUDE.md are added)")
+	registerMCPFlag(fl, &f.mcp)
 }
 
 // setup is everything one agent needs, built from flags and config.
@@ -204,6 +207,25 @@ func (a *app) build(ctx context.Context, f *agentFlags, ask tool.Approver, inter
 	if s.kit, err = buildTools(s.root, filepath.Join(stateDir(), "spill"), names); err != nil {
 		return nil, err
 	}
+	// MCP servers from the config file and --mcp: their tools join the
+	// built-in ones, their instructions the system prompt.
+	var hooks *hook.Set
+	mgr, err := a.mcpTools(ctx, f.mcp, a.stderr)
+	if err != nil {
+		return nil, err
+	}
+	if mgr != nil {
+		s.kit.closers = append(s.kit.closers, mgr.Closers()...)
+		mt, err := mgr.Tools(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("MCP tools: %w", err)
+		}
+		s.kit.tools = append(s.kit.tools, mt...)
+		if in := mgr.Instructions(); in != "" {
+			s.system += "\n\n" + in
+		}
+		hooks = mgr.Hooks()
+	}
 	maxSteps := f.maxSteps
 	if maxSteps == 0 && a.cfg != nil {
 		maxSteps = a.cfg.MaxSteps
@@ -214,6 +236,7 @@ func (a *app) build(ctx context.Context, f *agentFlags, ask tool.Approver, inter
 		Tools:    s.kit.tools,
 		Store:    s.store,
 		Session:  sid,
+		Hooks:    hooks,
 		Approver: approver,
 		DryRun:   f.dryRun,
 		Closers:  s.kit.closers,

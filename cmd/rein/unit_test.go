@@ -1,0 +1,126 @@
+package main
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/reinhq/rein/session"
+)
+
+func TestTurnExit(t *testing.T) {
+	tests := []struct {
+		name string
+		end  *session.TurnEnd
+		err  error
+		want int
+	}{
+		{name: "completed", end: &session.TurnEnd{Reason: session.EndCompleted}, want: exitOK},
+		{name: "ctrl-c", end: &session.TurnEnd{Reason: session.EndAborted, Cause: "user"}, want: exitCancelled},
+		{name: "timeout", end: &session.TurnEnd{Reason: session.EndAborted, Cause: "timeout"}, want: exitStopped},
+		{name: "max steps", end: &session.TurnEnd{Reason: session.EndMaxSteps}, want: exitStopped},
+		{name: "budget", end: &session.TurnEnd{Reason: session.EndBudget}, want: exitStopped},
+		{name: "blocked", end: &session.TurnEnd{Reason: session.EndBlocked}, want: exitStopped},
+		{name: "max tokens", end: &session.TurnEnd{Reason: session.EndMaxTokens}, want: exitStopped},
+		{name: "error", end: &session.TurnEnd{Reason: session.EndError, Message: "boom"}, want: exitError},
+		{name: "no end", err: errors.New("store failed"), want: exitError},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := turnExit(tt.end, tt.err)
+			got := exitOK
+			var ce *codeError
+			if errors.As(err, &ce) {
+				got = ce.code
+			} else if err != nil {
+				t.Fatalf("err %v is not a codeError", err)
+			}
+			if got != tt.want {
+				t.Errorf("exit = %d, want %d (err %v)", got, tt.want, err)
+			}
+		})
+	}
+}
+
+func TestContextFiles(t *testing.T) {
+	root := t.TempDir()
+	os.Mkdir(filepath.Join(root, ".git"), 0o755)
+	sub := filepath.Join(root, "a", "b")
+	os.MkdirAll(sub, 0o755)
+	for _, p := range []string{"AGENTS.md", "a/CLAUDE.md", "a/b/AGENTS.md"} {
+		os.WriteFile(filepath.Join(root, p), []byte(p), 0o644)
+	}
+	// Above the repository root: never read.
+	os.WriteFile(filepath.Join(filepath.Dir(root), "AGENTS.md"), []byte("outside"), 0o644)
+	defer os.Remove(filepath.Join(filepath.Dir(root), "AGENTS.md"))
+	got := contextFiles(sub)
+	want := []string{filepath.Join(root, "AGENTS.md"), filepath.Join(root, "a", "CLAUDE.md"), filepath.Join(root, "a", "b", "AGENTS.md")}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("contextFiles (-want +got):\n%s", diff)
+	}
+}
+
+func TestOpenStoreSpecs(t *testing.T) {
+	dir := t.TempDir()
+	for _, spec := range []string{"mem:", "sqlite:" + filepath.Join(dir, "a.db"), "jsonl:" + filepath.Join(dir, "j")} {
+		st, err := openStore(spec)
+		if err != nil {
+			t.Errorf("%s: %v", spec, err)
+			continue
+		}
+		st.Close()
+	}
+	for _, spec := range []string{"sqlite", "redis:x", ""} {
+		_, err := openStore(spec)
+		var ue *usageError
+		if !errors.As(err, &ue) {
+			t.Errorf("%q: err = %v, want a usage error", spec, err)
+		}
+	}
+}
+
+func TestParseToolList(t *testing.T) {
+	tests := []struct {
+		spec string
+		want []string
+	}{
+		{"", defaultTools},
+		{"none", nil},
+		{"read, grep", []string{"read", "grep"}},
+	}
+	for _, tt := range tests {
+		got, err := parseToolList(tt.spec, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(tt.want, got); diff != "" {
+			t.Errorf("%q (-want +got):\n%s", tt.spec, diff)
+		}
+	}
+	got, _ := parseToolList("", &config{Tools: []string{"ls"}})
+	if diff := cmp.Diff([]string{"ls"}, got); diff != "" {
+		t.Errorf("config tools (-want +got):\n%s", diff)
+	}
+}
+
+func TestRenderMarkdown(t *testing.T) {
+	got := renderMarkdown("# Title\n- item\n```\ncode\n```\nplain", 40)
+	want := []string{"Title", "• item", "  code", "plain"}
+	if len(got) != len(want) {
+		t.Fatalf("lines = %q", got)
+	}
+	for i := range want {
+		if strings.TrimRight(stripANSI(got[i]), " ") != want[i] {
+			t.Errorf("line %d = %q, want %q", i, stripANSI(got[i]), want[i])
+		}
+	}
+}
+
+func stripANSI(s string) string { return ansiRE.ReplaceAllString(s, "") }
+
+var ansiRE = regexp.MustCompile("\x1b\\[[0-9;]*m")
