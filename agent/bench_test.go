@@ -115,3 +115,37 @@ func BenchmarkStepWithHooks(b *testing.B) {
 		b.Fatalf("run ended %v: %v", res.Reason, err)
 	}
 }
+
+// BenchmarkStepCacheTelemetry is BenchmarkStep with the prompt cache
+// asked for, responses that read a growing cached prefix (so the watcher
+// checks every response for a break) and automatic compaction armed with
+// a window it never reaches (so every step measures the context). Its
+// cost per step must not grow with the history.
+func BenchmarkStepCacheTelemetry(b *testing.B) {
+	for _, prior := range []int{10, 1000, 10000} {
+		b.Run(strconv.Itoa(prior)+"events", func(b *testing.B) {
+			b.ReportAllocs()
+			m := newBenchModel(b, max(prior/6, 1))
+			for i := 3; i < len(m.chunks); i += 5 {
+				n := int64(i / 5)
+				m.chunks[i] = &llm.UsageChunk{Usage: llm.Usage{Input: 10, Output: 5, CacheRead: 2000 + 20*n, CacheWrite: 20}}
+			}
+			breaks := 0
+			a, err := agent.New(&agent.Options{Model: m, Provider: "bench", ModelName: "m", Tools: []tool.Tool{noop},
+				Store: session.NewMemStore(), Limits: agent.Limits{MaxSteps: 1 << 30},
+				PromptCache: &llm.CacheHint{}, ContextWindow: 1 << 30, Compaction: &agent.CompactionOptions{},
+				OnCache: func(ev agent.CacheEvent) { breaks++ }})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer a.Close()
+			res, err := a.Run(context.Background(), &agent.RunRequest{Prompt: "go"})
+			if err != nil || res.Reason != session.EndCompleted {
+				b.Fatalf("run ended %v: %v", res.Reason, err)
+			}
+			if breaks > 1 {
+				b.Fatalf("%d cache events in a healthy loop", breaks)
+			}
+		})
+	}
+}
