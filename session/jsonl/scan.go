@@ -1,6 +1,9 @@
 package jsonl
 
 import (
+	"bytes"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -67,7 +70,7 @@ func scanFile(f *os.File, name string) (*scanned, error) {
 			sc.torn = true
 			return sc, nil
 		}
-		h, derr := decodeHead(line)
+		h, derr := scanHead(line)
 		if derr == nil && h.Seq != sc.lastSeq+1 {
 			derr = fmt.Errorf("seq %d after seq %d", h.Seq, sc.lastSeq)
 		}
@@ -108,4 +111,35 @@ func corruptIfCommittedAfter(lr *lineReader, name string, lineNo int, cause erro
 			return corrupt
 		}
 	}
+}
+
+var typeKey = []byte(`,"type":"`)
+
+// scanHead is decodeHead made cheap for the lines this package writes:
+// the seq and count come from the line's first bytes, the syntax is
+// checked without decoding, and the type is the first "type" key (the
+// header fields before it are strings, in which a raw `,"type":"` cannot
+// occur). Only turn boundaries, whose lane matters, are decoded.
+func scanHead(line []byte) (lineHead, error) {
+	seq, count, ok := fastHead(line)
+	if !ok {
+		return decodeHead(line)
+	}
+	if !json.Valid(line) {
+		return lineHead{}, errors.New("line is not valid JSON")
+	}
+	i := bytes.Index(line, typeKey)
+	if i < 0 {
+		return decodeHead(line)
+	}
+	rest := line[i+len(typeKey):]
+	j := bytes.IndexByte(rest, '"')
+	if j < 0 {
+		return decodeHead(line)
+	}
+	typ := rest[:j]
+	if bytes.HasPrefix(typ, []byte("turn.")) {
+		return decodeHead(line)
+	}
+	return lineHead{Pack: count, Seq: seq, Type: string(typ)}, nil
 }
