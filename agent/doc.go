@@ -28,6 +28,27 @@
 // boundary), FollowUp (when the turn would end), Inject (context without a
 // turn), Cancel, CancelTool, WaitIdle, Reset and Close.
 //
+// Long runs: Context reports what the next request holds (system sections,
+// tool definitions, conversation) against the model's window less its
+// output reserve. With Options.Compaction set, a run whose next request
+// would pass the threshold (80% by default) first compacts: the model
+// summarises the older steps, a session.Compaction event replaces them in
+// the derived history (the log keeps them), the latest steps stay
+// verbatim, and recently read files and the todo list are re-attached as
+// context. Compact does the same on demand while idle. A failed summary
+// changes nothing; after three in a row a run stops trying. A request the
+// provider still finds too long is compacted, then has its oldest tool
+// results elided, before the turn ends with an error saying what to do.
+// Hosts whose tools remember what the model has read must forget it after
+// a compaction — for the file tools, call ReadState.Forget with the
+// session from Options.OnCompact on CompactEnd.
+//
+// Prompt cache: Options.PromptCache has adapters with explicit caching
+// place breakpoints on every request; every request and response goes
+// through a cachewatch.Watcher, whose drifts and breaks are logged and
+// given to Options.OnCache, and CacheExpiresAt and CacheImpact expose its
+// estimates.
+//
 // Quick start:
 //
 //	a, err := agent.New(&agent.Options{

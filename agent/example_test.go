@@ -127,3 +127,40 @@ func ExampleRunTyped() {
 	fmt.Printf("%+v\n", review)
 	// Output: {Approve:true Summary:Small, tested change.}
 }
+
+// Compacting a session by hand: the older steps become a summary the
+// model writes, the latest step stays verbatim.
+func ExampleAgent_Compact() {
+	model := llmtest.NewModel(
+		llmtest.CallTool("c1", "echo", `{"text":"step one"}`),
+		llmtest.Reply("First part done."),
+		llmtest.Reply("The user asked for two parts; the first is done."), // the summary
+	)
+	a, err := agent.New(&agent.Options{Model: model, ModelName: "scripted", Tools: []tool.Tool{echoTool()},
+		OnCompact: func(n agent.CompactNotice) { fmt.Println("compaction:", n.Phase) }})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer a.Close()
+	if _, err := a.Run(context.Background(), &agent.RunRequest{Prompt: "Do the first part."}); err != nil {
+		fmt.Println(err)
+		return
+	}
+	res, err := a.Compact(context.Background(), &agent.CompactRequest{KeepSteps: 1})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println("summary:", res.Summary)
+	for _, m := range a.Messages() {
+		fmt.Printf("%s: %.45s\n", m.Role, strings.ReplaceAll(m.Text(), "\n", " "))
+	}
+	// Output:
+	// compaction: start
+	// compaction: progress
+	// compaction: end
+	// summary: The user asked for two parts; the first is done.
+	// user: [The earlier conversation was compacted. Summ
+	// assistant: First part done.
+}
