@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os/exec"
 	"sync"
 	"testing"
@@ -49,4 +50,24 @@ func BenchmarkRunTimeToFirstRequest(b *testing.B) {
 		mu.Unlock()
 	}
 	b.ReportMetric(float64(total.Nanoseconds())/float64(b.N), "ttfr-ns/op")
+}
+
+// BenchmarkChatView renders a chat frame after a streamed delta, with 10 and
+// 10,000 earlier blocks: the cost follows the screen, not the session.
+func BenchmarkChatView(b *testing.B) {
+	for _, n := range []int{10, 10_000} {
+		b.Run(fmt.Sprintf("blocks=%d", n), func(b *testing.B) {
+			m := newChatModel(&app{}, &agentFlags{}, &setup{target: target{provider: providers[0], model: "claude-sonnet-4-5"}}, nil)
+			m.width, m.height = 100, 40
+			for i := range n {
+				m.blocks = append(m.blocks, block{kind: blockUser, text: fmt.Sprintf("question %d", i)},
+					block{kind: blockAssistant, text: "An answer with `code` and\n- a list\n- of things"})
+			}
+			m.View()
+			for b.Loop() {
+				m.appendText(blockAssistant, "more ")
+				m.View()
+			}
+		})
+	}
 }

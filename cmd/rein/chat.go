@@ -137,6 +137,12 @@ type block struct {
 	status   string // running, ok, error, blocked, cancelled
 	started  time.Time
 	duration time.Duration
+
+	// lines caches the rendering at width w with reasoning shown or not;
+	// nil after any change.
+	lines  []string
+	linesW int
+	linesR bool
 }
 
 type eventMsg struct{ ev session.Event }
@@ -274,6 +280,7 @@ func (m *chatModel) apply(ev session.Event) {
 					b.status = "error"
 				}
 				b.text = firstLine(resultText(d.Parts))
+				b.lines = nil
 				break
 			}
 		}
@@ -300,6 +307,7 @@ func (m *chatModel) apply(ev session.Event) {
 func (m *chatModel) appendText(kind int, s string) {
 	if n := len(m.blocks); n > 0 && m.blocks[n-1].kind == kind {
 		m.blocks[n-1].text += s
+		m.blocks[n-1].lines = nil
 		return
 	}
 	m.blocks = append(m.blocks, block{kind: kind, text: s})
@@ -538,10 +546,6 @@ var (
 // View renders the transcript's tail, the input line and the status line.
 func (m *chatModel) View() tea.View {
 	w := max(m.width, 20)
-	var lines []string
-	for _, b := range m.blocks {
-		lines = append(lines, m.renderBlock(b, w)...)
-	}
 	var bottom []string
 	if m.approval != nil {
 		bottom = append(bottom, styleApproval.Render("Allow "+approvalSubject(m.approval.req)+"?  [y]es  [n]o  [a]lways"))
@@ -554,6 +558,22 @@ func (m *chatModel) View() tea.View {
 	bottom = append(bottom, styleStatus.Render(padRight(m.status(), w)))
 
 	room := max(m.height-len(bottom), 1)
+	// Render from the newest block back until the screen is full, so a
+	// frame costs what is visible, not the whole session.
+	var chunks [][]string
+	n := 0
+	for i := len(m.blocks) - 1; i >= 0 && n < room; i-- {
+		b := &m.blocks[i]
+		if b.lines == nil || b.linesW != w || b.linesR != m.showReasoning || b.status == "running" {
+			b.lines, b.linesW, b.linesR = m.renderBlock(*b, w), w, m.showReasoning
+		}
+		chunks = append(chunks, b.lines)
+		n += len(b.lines)
+	}
+	lines := make([]string, 0, n)
+	for i := len(chunks) - 1; i >= 0; i-- {
+		lines = append(lines, chunks[i]...)
+	}
 	if len(lines) > room {
 		lines = lines[len(lines)-room:]
 	}
