@@ -606,8 +606,13 @@ func (r *runState) autoCompact(overflow bool) bool {
 	if overflow {
 		tailCap = a.usable() / 4
 	}
+	// An attempt that cannot get under the threshold is not repeated
+	// until the request has grown by a tenth of the window: reading the
+	// log every step would cost what the history holds.
+	retryAt := a.requestTokens() + a.usable()/10
 	plan, err := a.compact(r.ctx, a.targets[r.target], keep, "", true, tailCap)
 	if errors.Is(err, ErrNothingToCompact) {
+		r.compactRetryAt = retryAt
 		return false
 	}
 	if err == nil {
@@ -620,6 +625,10 @@ func (r *runState) autoCompact(overflow bool) bool {
 		}
 		plan.res.TokensAfter = a.requestTokens()
 		r.compactFails = 0
+		r.compactRetryAt = 0
+		if plan.res.TokensAfter >= a.compactAt() {
+			r.compactRetryAt = plan.res.TokensAfter + a.usable()/10
+		}
 		a.compacted(r.ctx, plan, true)
 		return true
 	}

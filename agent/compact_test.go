@@ -259,7 +259,7 @@ func TestCompactCircuitBreaker(t *testing.T) {
 	}
 }
 
-func TestCompactOverflowPrefersCompaction(t *testing.T) {
+func TestB31_OverflowCompactsBeforeEliding(t *testing.T) {
 	// The provider's real limit (5000) is below what the threshold
 	// (0.99 of 7000) allows: the request overflows before the threshold
 	// and the loop compacts, then retries, eliding nothing.
@@ -282,7 +282,7 @@ func TestCompactOverflowPrefersCompaction(t *testing.T) {
 	checkCut(t, evs)
 }
 
-func TestCompactOverflowWithoutRoomFailsCleanly(t *testing.T) {
+func TestB31_OverflowWithoutRoomFailsCleanlyWithCompaction(t *testing.T) {
 	// Nothing can shrink a prompt that alone is over the limit, even with
 	// compaction on.
 	l := &loopModel{limit: 100, steps: 0}

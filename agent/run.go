@@ -79,6 +79,9 @@ type runState struct {
 
 	compactFails int  // automatic compactions failed in a row
 	compactOff   bool // the circuit breaker tripped for this run
+	// compactRetryAt is the size the request must reach before the next
+	// automatic attempt, after one that could not get under the threshold.
+	compactRetryAt int64
 }
 
 func (r *runState) accepting() bool { return !r.cancelled && !r.ending }
@@ -429,7 +432,7 @@ func (r *runState) loop() (*Result, error) {
 		if berr := r.overBudget(); berr != nil {
 			return r.end(session.EndBudget, "", berr.Error(), berr.Budget, berr)
 		}
-		if at := a.compactAt(); at > 0 && !r.compactOff && a.requestTokens() >= at {
+		if at := a.compactAt(); at > 0 && !r.compactOff && a.requestTokens() >= max(at, r.compactRetryAt) {
 			r.autoCompact(false)
 			if r.fatal != nil {
 				return r.end(session.EndError, "", "", "", nil)
