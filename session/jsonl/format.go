@@ -214,7 +214,7 @@ type lineReader struct {
 }
 
 func newLineReader(r io.Reader, off int64, line int) *lineReader {
-	return &lineReader{r: bufio.NewReaderSize(r, 64<<10), off: off, line: line}
+	return &lineReader{r: bufio.NewReaderSize(r, 32<<10), off: off, line: line}
 }
 
 // next returns the next line without its newline. complete is false for a

@@ -93,9 +93,10 @@ type state struct {
 	updated time.Time
 	buf     []byte
 
-	size atomic.Int64 // committed bytes; readers stop there while lock is held
-	cur  atomic.Pointer[cursor]
-	held atomic.Bool // lock != nil, for readers that do not take mu
+	size  atomic.Int64 // committed bytes; readers stop there while lock is held
+	cur   atomic.Pointer[cursor]
+	marks marks
+	held  atomic.Bool // lock != nil, for readers that do not take mu
 }
 
 // Open opens the session directory dir, creating it if needed.
@@ -492,7 +493,11 @@ func (s *Store) Events(ctx context.Context, id session.ID, afterSeq int64) iter.
 		if st.held.Load() {
 			limit = st.size.Load()
 		}
-		cur, err := readEvents(ctx, f, limit, afterSeq, st.cur.Load(), yield)
+		from := st.cur.Load()
+		if from == nil || from.seq > afterSeq {
+			from = st.marks.find(afterSeq)
+		}
+		cur, err := readEvents(ctx, f, limit, afterSeq, from, st.marks.add, yield)
 		if err != nil {
 			yield(session.Event{}, err)
 			return
@@ -535,7 +540,9 @@ func fileID(f *os.File) (dev, ino uint64, ok bool) {
 // is a cursor of f at or before afterSeq. It returns an error to yield,
 // or nil when done or stopped, and the cursor at the end of what it read
 // (nil if it did not reach the end).
-func readEvents(ctx context.Context, f *os.File, limit, afterSeq int64, from *cursor, yield func(session.Event, error) bool) (*cursor, error) {
+//
+// Every markEvery bytes it passes mark a cursor, if mark is not nil.
+func readEvents(ctx context.Context, f *os.File, limit, afterSeq int64, from *cursor, mark func(cursor), yield func(session.Event, error) bool) (*cursor, error) {
 	name := f.Name()
 	dev, ino, idOK := fileID(f)
 	start := cursor{dev: dev, ino: ino}
@@ -560,14 +567,19 @@ func readEvents(ctx context.Context, f *os.File, limit, afterSeq int64, from *cu
 		}
 	}
 	var (
-		evs  []session.Event
-		last = start.seq
+		evs      []session.Event
+		last     = start.seq
+		lastMark = start.off
 	)
 	for n := 0; ; n++ {
 		if n&63 == 0 {
 			if err := ctx.Err(); err != nil {
 				return nil, err
 			}
+		}
+		if mark != nil && idOK && lr.off-lastMark >= markEvery {
+			mark(cursor{seq: last, off: lr.off, line: lr.line, dev: dev, ino: ino})
+			lastMark = lr.off
 		}
 		line, complete, err := lr.next()
 		if err == io.EOF || (err == nil && !complete) {
@@ -610,6 +622,42 @@ func readEvents(ctx context.Context, f *os.File, limit, afterSeq int64, from *cu
 			}
 		}
 	}
+}
+
+// markEvery is the distance between the places a reader remembers in a
+// session file, so that reading the end of a long log skips the rest.
+const markEvery = 16 << 10
+
+// marks are cursors into one session file, in order.
+type marks struct {
+	mu   sync.Mutex
+	list []cursor
+}
+
+// add remembers c if it lies past every cursor already known.
+func (m *marks) add(c cursor) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if n := len(m.list); n > 0 {
+		if last := m.list[n-1]; last.dev != c.dev || last.ino != c.ino {
+			m.list = m.list[:0] // the file was replaced
+		} else if c.off <= last.off {
+			return
+		}
+	}
+	m.list = append(m.list, c)
+}
+
+// find returns the last cursor at or before afterSeq, or nil.
+func (m *marks) find(afterSeq int64) *cursor {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	i := sort.Search(len(m.list), func(i int) bool { return m.list[i].seq > afterSeq })
+	if i == 0 {
+		return nil
+	}
+	c := m.list[i-1]
+	return &c
 }
 
 func b2i(b bool) int {
