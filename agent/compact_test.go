@@ -410,3 +410,26 @@ func TestCompactNothingToCompact(t *testing.T) {
 		t.Errorf("one step, keep one: %v", err)
 	}
 }
+
+// A steer sent while a long tool runs is recorded without any pairing
+// repair, and the next request pairs the call with its result.
+func TestSteerDuringLongToolRecordsNoRepair(t *testing.T) {
+	g := newGateTool("work")
+	h := newHarness(t, &agent.Options{Tools: []tool.Tool{g}}, llmtest.CallTool("c1", "work", `{}`), llmtest.Reply("ok"))
+	done := h.runAsync("go")
+	waitStarted(t, g.started)
+	if !h.a.Steer(text("also check the tests")) {
+		t.Fatal("Steer refused during a run")
+	}
+	close(g.release)
+	if out := <-done; out.err != nil {
+		t.Fatal(out.err)
+	}
+	evs := h.events()
+	for _, rep := range ofType[*session.Repair](evs) {
+		t.Errorf("repair %+v", rep)
+	}
+	if got := requestTexts(h.m.Requests()[1]); !strings.HasPrefix(got[2], "result c1: work done") {
+		t.Errorf("second request = %v", got)
+	}
+}
