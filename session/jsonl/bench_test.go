@@ -89,7 +89,6 @@ func BenchmarkOpenRepairDerive(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	b.ReportMetric(float64(len(data))/float64(len(l.Events)), "B/event")
 	dir := b.TempDir()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
@@ -113,6 +112,7 @@ func BenchmarkOpenRepairDerive(b *testing.B) {
 		}
 		st.Close()
 	}
+	b.ReportMetric(float64(len(data))/float64(len(l.Events)), "B/event")
 }
 
 // BenchmarkEventsTail reads the last few events of a long session, as a

@@ -107,7 +107,7 @@ func BenchmarkOpenRepairDerive(b *testing.B) {
 		b.Fatal(err)
 	}
 	db.Close()
-	b.ReportMetric(float64(dbSize(src))/float64(len(l.Events)), "B/event")
+	perEvent := float64(dbSize(src)) / float64(len(l.Events))
 	data, err := os.ReadFile(src)
 	if err != nil {
 		b.Fatal(err)
@@ -137,6 +137,7 @@ func BenchmarkOpenRepairDerive(b *testing.B) {
 		}
 		st.Close()
 	}
+	b.ReportMetric(perEvent, "B/event")
 }
 
 // BenchmarkEventsTail reads the last few events of a long session, as a
