@@ -788,8 +788,10 @@ func (r *runState) callModel(req *llm.Request) (*llm.Assembler, modelStatus, err
 			asm := &llm.Assembler{Provenance: r.provs[r.target]}
 			r.watchBefore(req)
 			err := r.stream(t, req, asm)
+			// A failed attempt's partial usage is judged too; a zero one
+			// (nothing reported) is ignored by the watcher.
+			r.watchAfter(asm.Usage())
 			if err == nil {
-				r.watchAfter(asm.Usage())
 				return asm, modelOK, nil
 			}
 			if r.isCancelled() {
