@@ -2,8 +2,12 @@ package sqlite_test
 
 import (
 	"context"
+	"errors"
 	"iter"
+	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
 
@@ -70,5 +74,30 @@ func TestConformance(t *testing.T) {
 				}
 			})
 		})
+	}
+}
+
+// TestB50_SecondStoreInProcess: two Stores of one process exclude each
+// other as two processes do.
+func TestB50_SecondStoreInProcess(t *testing.T) {
+	ctx := context.Background()
+	dir := filepath.Join(t.TempDir(), "s.db")
+	a, b := open(t, dir, nil), open(t, dir, nil)
+	defer a.Close()
+	defer b.Close()
+	if _, err := a.Create(ctx, &session.CreateRequest{ID: "s"}); err != nil {
+		t.Fatal(err)
+	}
+	l := sessiontest.NewLog("s").FullTurn("one").FullTurn("two")
+	if err := a.Append(ctx, "s", l.Events[:3]...); err != nil {
+		t.Fatal(err)
+	}
+	err := b.Append(ctx, "s", l.Events[3:]...)
+	if !errors.Is(err, session.ErrLocked) || !strings.Contains(err.Error(), "pid "+strconv.Itoa(os.Getpid())) {
+		t.Fatalf("second Store's Append: err = %v, want ErrLocked naming pid %d", err, os.Getpid())
+	}
+	a.Close()
+	if err := b.Append(ctx, "s", l.Events[3:]...); err != nil {
+		t.Fatalf("Append after the first Store closed: %v", err)
 	}
 }
