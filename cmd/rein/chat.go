@@ -366,17 +366,6 @@ func (m *chatModel) answer(ap tool.Approval) {
 	m.approval = nil
 }
 
-func approvalSubject(req *tool.ApprovalRequest) string {
-	what := req.Command
-	if what == "" {
-		what = req.Path
-	}
-	if what == "" {
-		what = shortArgs(req.Args)
-	}
-	return req.Tool + " " + shorten(what, 60)
-}
-
 func (m *chatModel) key(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 	if m.approval != nil {
 		switch k.String() {

@@ -24,22 +24,30 @@ type tmuxSession struct {
 
 func startChat(t *testing.T, e *env, extraEnv []string, args ...string) *tmuxSession {
 	t.Helper()
+	return startTmux(t, e, extraEnv, append([]string{"chat"}, args...)...)
+}
+
+// startTmux runs rein with args in a tmux pane of 100x24.
+func startTmux(t *testing.T, e *env, extraEnv []string, args ...string) *tmuxSession {
+	t.Helper()
 	if _, err := exec.LookPath("tmux"); err != nil {
 		t.Skip("tmux is not installed (Debian: apt-get install tmux); the chat UI tests need a real terminal")
 	}
 	s := &tmuxSession{t: t, sock: filepath.Join(e.home, "tmux.sock")}
 	var cmdline strings.Builder
-	cmdline.WriteString("cd " + shellQuote(e.work) + " && exec env")
+	cmdline.WriteString("cd " + shellQuote(e.work) + " && env")
 	for _, kv := range append(append([]string{}, e.vars...), extraEnv...) {
 		if strings.HasPrefix(kv, "TERM=") {
 			continue
 		}
 		cmdline.WriteString(" " + shellQuote(kv))
 	}
-	cmdline.WriteString(" " + shellQuote(reinBin) + " chat")
+	cmdline.WriteString(" " + shellQuote(reinBin))
 	for _, a := range args {
 		cmdline.WriteString(" " + shellQuote(a))
 	}
+	// Keep the pane after rein exits, with its exit code, for the test to read.
+	cmdline.WriteString(`; echo "[exit $?]"; sleep 600`)
 	s.tmux("new-session", "-d", "-x", "100", "-y", "24", "-s", "rein", cmdline.String())
 	t.Cleanup(func() { exec.Command("tmux", "-S", s.sock, "kill-server").Run() })
 	return s
@@ -209,5 +217,22 @@ func TestChatContinue(t *testing.T) {
 	got := transcript(m.Requests()[1])
 	if diff := cmp.Diff([]string{"user: earlier question", "assistant: First.", "user: and now?"}, got); diff != "" {
 		t.Errorf("continued request (-want +got):\n%s", diff)
+	}
+}
+
+func TestRunAsksAtTheTerminal(t *testing.T) {
+	e := newEnv(t)
+	_, srv := chatServer(t,
+		llmtest.CallTool("call_1", "shell", `{"command":"echo approved > proof.txt"}`),
+		llmtest.Reply("Ran it."),
+	)
+	s := startTmux(t, e, wires[0].env(), wires[0].args(srv, e, "run the command")...)
+	s.waitFor("allow shell echo approved > proof.txt?")
+	s.typeText("y")
+	s.keys("Enter")
+	s.waitFor("Ran it.", "[exit 0]")
+	b, err := os.ReadFile(filepath.Join(e.work, "proof.txt"))
+	if err != nil || string(b) != "approved\n" {
+		t.Errorf("proof.txt = %q, %v", b, err)
 	}
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -463,14 +464,7 @@ func (t *ttyApprover) Approve(ctx context.Context, req *tool.ApprovalRequest) (t
 		return tool.Approval{Verdict: tool.Deny, Reason: "no terminal to ask on; use --approve auto or deny"}, nil
 	}
 	defer tty.Close()
-	what := req.Command
-	if what == "" {
-		what = req.Path
-	}
-	if what == "" {
-		what = shorten(string(req.Args), 80)
-	}
-	fmt.Fprintf(t.out, "\nrein: allow %s %s? [y]es / [n]o / [a]lways for this tool: ", req.Tool, what)
+	fmt.Fprintf(t.out, "\nrein: allow %s? [y]es / [n]o / [a]lways for this tool: ", approvalSubject(req))
 	type answer struct {
 		line string
 		err  error
@@ -499,6 +493,31 @@ func (t *ttyApprover) Approve(ctx context.Context, req *tool.ApprovalRequest) (t
 		return tool.Approval{Verdict: tool.Allow, Always: true, Reason: "approved for the session at the terminal"}, nil
 	}
 	return tool.Approval{Verdict: tool.Deny, Reason: "denied at the terminal"}, nil
+}
+
+// approvalSubject names what a call wants to do: the tool and its command
+// or path when it has one, else its arguments.
+func approvalSubject(req *tool.ApprovalRequest) string {
+	what := req.Command
+	if what == "" {
+		what = req.Path
+	}
+	if what == "" {
+		var args struct {
+			Command string `json:"command"`
+			Path    string `json:"path"`
+		}
+		if json.Unmarshal(req.Args, &args) == nil {
+			what = args.Command
+			if what == "" {
+				what = args.Path
+			}
+		}
+	}
+	if what == "" {
+		what = shortArgs(req.Args)
+	}
+	return req.Tool + " " + shorten(what, 80)
 }
 
 // shorten cuts s to n runes with an ellipsis, on one line.
