@@ -66,6 +66,9 @@
 // events and skips the rest.
 //
 // Events reads committed events only, and costs what is new: a Store
-// remembers where its last read of a session ended and the next read
-// after that seq starts there.
+// remembers where its last read of a session ended, and a place every
+// 16 KiB, so a read after a recent seq starts near it instead of at the
+// top of the file. Store implements session.Notifier for its own
+// appends, so session.Follow wakes at once; appends by other processes
+// are seen by Follow's polling.
 package jsonl

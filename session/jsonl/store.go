@@ -714,14 +714,14 @@ func (s *Store) lastEvent(f *os.File, end int64) (int64, time.Time, bool) {
 		for hi := len(b); hi > 0; {
 			if b[hi-1] != '\n' {
 				// An incomplete last line: skip back to the previous newline.
-				i := lastIndexByte(b[:hi], '\n')
+				i := bytes.LastIndexByte(b[:hi], '\n')
 				if i < 0 {
 					break
 				}
 				hi = i + 1
 				continue
 			}
-			lo := lastIndexByte(b[:hi-1], '\n') + 1
+			lo := bytes.LastIndexByte(b[:hi-1], '\n') + 1
 			if lo == 0 && from > 0 {
 				break // the line may start before the window
 			}
@@ -746,15 +746,6 @@ func (s *Store) lastEvent(f *os.File, end int64) (int64, time.Time, bool) {
 			return 0, time.Time{}, false
 		}
 	}
-}
-
-func lastIndexByte(b []byte, c byte) int {
-	for i := len(b) - 1; i >= 0; i-- {
-		if b[i] == c {
-			return i
-		}
-	}
-	return -1
 }
 
 type sidecar struct {

@@ -49,4 +49,8 @@
 // session.RepairEvents, and the row is dropped (or taken, for Append).
 // A session closed cleanly has no row, and an open turn of it is left
 // for its owner to continue. Transactions make torn writes impossible.
+//
+// Store implements session.Notifier for its own appends, so
+// session.Follow wakes at once; appends by other processes are seen by
+// Follow's polling.
 package sqlite
