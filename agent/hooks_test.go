@@ -424,3 +424,28 @@ func TestStepEndStopEndsTurn(t *testing.T) {
 		t.Error("the step's results were not kept")
 	}
 }
+
+func TestB41_HandlerNotesReachTheLog(t *testing.T) {
+	detail := []byte(`{"command":"./guard.sh","exit_code":1}`)
+	hs := new(hook.Set).ToolGate("guard", func(ctx context.Context, in *hook.ToolInput) (hook.GateDecision, error) {
+		if !hook.Note(ctx, &session.HookDecision{Point: string(hook.PointToolGate), Hook: "./guard.sh", Decision: "error", Reason: "exit status 1", CallID: in.Call.ID, Detail: detail}) {
+			t.Error("Note found no run to record on")
+		}
+		return nil, nil
+	})
+	h := newHarness(t, &agent.Options{Hooks: hs, Tools: []tool.Tool{echoTool()}},
+		llmtest.CallTool("c1", "echo", `{"text":"hi"}`), llmtest.Reply("done"))
+	h.run("go")
+	var notes []*session.HookDecision
+	for _, d := range ofType[*session.HookDecision](h.events()) {
+		if d.Hook == "./guard.sh" {
+			notes = append(notes, d)
+		}
+	}
+	if len(notes) != 1 || notes[0].CallID != "c1" || string(notes[0].Detail) != string(detail) {
+		t.Fatalf("notes on the log = %+v, want the guard's one note for c1", notes)
+	}
+	if hook.Note(context.Background(), &session.HookDecision{}) {
+		t.Error("Note outside a run reported true")
+	}
+}

@@ -249,7 +249,9 @@ func (a *Agent) start(ctx context.Context, req *RunRequest, sink func(session.Ev
 		return nil, ErrBusy
 	}
 	rctx, cancel := context.WithCancelCause(ctx)
-	r := &runState{
+	var r *runState
+	rctx = hook.WithNotes(rctx, func(d *session.HookDecision) { r.emit(d) })
+	r = &runState{
 		a: a, ctx: rctx, wctx: context.WithoutCancel(rctx), cancel: cancel, id: session.RunID(a.opts.NewID()),
 		chain: hook.Join(a.opts.Hooks, req.Hooks), sink: sink,
 		maxSteps: a.maxSteps, schema: req.Schema, schemaV: schemaV,

@@ -141,12 +141,43 @@ func toolResults(res *agent.Result) []string {
 	return out
 }
 
+// hookEvents lists the loop's hook.decision events: the combined decision
+// of a point's chain (per-command reports are left to commandReports).
 func hookEvents(res *agent.Result) []string {
 	var out []string
 	for _, ev := range res.Events {
-		if d, ok := ev.Data.(*session.HookDecision); ok {
+		if d, ok := ev.Data.(*session.HookDecision); ok && len(d.Detail) == 0 {
 			out = append(out, d.Point+" "+d.Decision+" "+d.Reason)
 		}
+	}
+	return out
+}
+
+// commandReport is what the log says of one command run.
+type commandReport struct {
+	Point, Hook, Decision, Reason string
+	Event                         string `json:"event"`
+	Command                       string `json:"command"`
+	ExitCode                      int    `json:"exit_code"`
+	DurationMS                    int64  `json:"duration_ms"`
+}
+
+// commandReports lists the hook.decision events that carry a command's
+// own report (its command, exit code and duration in Detail).
+func commandReports(t *testing.T, res *agent.Result) []commandReport {
+	t.Helper()
+	var out []commandReport
+	for _, ev := range res.Events {
+		d, ok := ev.Data.(*session.HookDecision)
+		if !ok || len(d.Detail) == 0 {
+			continue
+		}
+		var c commandReport
+		if err := json.Unmarshal(d.Detail, &c); err != nil {
+			t.Fatalf("detail of %s: %v", d.Hook, err)
+		}
+		c.Point, c.Hook, c.Decision, c.Reason = d.Point, d.Hook, d.Decision, d.Reason
+		out = append(out, c)
 	}
 	return out
 }
@@ -196,6 +227,13 @@ func TestPreToolUseExit2DeniesWrite(t *testing.T) {
 	}
 	if got := hookEvents(res); len(got) != 1 || !strings.HasPrefix(got[0], "pre-tool-use deny writes are frozen") {
 		t.Errorf("hook.decision events = %q, want one pre-tool-use deny", got)
+	}
+	reps := commandReports(t, res)
+	if len(reps) != 1 {
+		t.Fatalf("command reports on the log = %+v, want one", reps)
+	}
+	if c := reps[0]; c.Event != "PreToolUse" || c.ExitCode != 2 || c.Decision != "deny" || !strings.Contains(c.Command, "exit 2") || !strings.Contains(c.Reason, "writes are frozen") {
+		t.Errorf("command report = %+v, want the command, exit 2, deny and its reason", c)
 	}
 }
 
@@ -338,6 +376,10 @@ func TestExit1IsNonBlocking(t *testing.T) {
 	defer r.mu.Unlock()
 	if len(r.reports) != 1 || r.reports[0].Decision != "error" || r.reports[0].ExitCode != 1 || !strings.Contains(r.reports[0].Reason, "linter missing") {
 		t.Errorf("reports = %+v, want one non-blocking error with exit 1", r.reports)
+	}
+	// The error is on the session log too, not only shown.
+	if reps := commandReports(t, res); len(reps) != 1 || reps[0].Decision != "error" || reps[0].ExitCode != 1 || !strings.Contains(reps[0].Reason, "linter missing") {
+		t.Errorf("command reports on the log = %+v, want the non-blocking error with exit 1", reps)
 	}
 }
 

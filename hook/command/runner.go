@@ -360,16 +360,17 @@ func (r *Runner) fire(ctx context.Context, c *call) ([]result, error) {
 	}
 	if len(errs) > 0 {
 		for i := range res {
-			r.report(c, &res[i], "")
+			r.report(ctx, c, &res[i], "")
 		}
 		return nil, errors.Join(errs...)
 	}
 	return res, nil
 }
 
-// report tells OnReport and the logger about one command run; decision
+// report records one command run on the session log (through hook.Note)
+// and tells OnReport and the logger about it; decision
 // overrides the answer's own kind when set.
-func (r *Runner) report(c *call, x *result, decision string) {
+func (r *Runner) report(ctx context.Context, c *call, x *result, decision string) {
 	a := &x.ans
 	rep := Report{
 		Event: c.event, Matcher: x.e.Matcher, Command: x.e.Command, Source: x.e.Source,
@@ -409,6 +410,11 @@ func (r *Runner) report(c *call, x *result, decision string) {
 	if a.system != "" {
 		lg.Info("hook message", "event", c.event, "command", x.e.Command, "message", a.system)
 	}
+	// Every command run is on the session log with what it did, except
+	// the plain continues of commands that said nothing.
+	if rep.Decision != "continue" || rep.ExitCode != 0 {
+		hook.Note(ctx, rep.Payload())
+	}
 	if r.opts.OnReport != nil {
 		r.opts.OnReport(rep)
 	}
@@ -424,7 +430,7 @@ func (r *Runner) prompt(ctx context.Context, in *hook.PromptInput) (hook.PromptD
 	var deny, ctxs []string
 	for i := range res {
 		a := &res[i].ans
-		r.report(c, &res[i], "")
+		r.report(ctx, c, &res[i], "")
 		switch {
 		case a.stop:
 			deny = append(deny, a.stopReason)
@@ -466,7 +472,7 @@ func (r *Runner) preToolUse(ctx context.Context, in *hook.ToolInput) (hook.GateD
 	args, edited := in.Call.Args, false
 	for i := range res {
 		a := &res[i].ans
-		r.report(c, &res[i], "")
+		r.report(ctx, c, &res[i], "")
 		if a.stop {
 			r.setStop(turnKey{in.Session, in.Turn}, a.stopReason)
 			deny = append(deny, a.stopReason)
@@ -557,7 +563,7 @@ func (r *Runner) postToolUse(ctx context.Context, in *hook.ToolResultInput) (hoo
 	var ctxs []string
 	for i := range res {
 		a := &res[i].ans
-		r.report(c, &res[i], "")
+		r.report(ctx, c, &res[i], "")
 		if a.stop {
 			r.setStop(turnKey{in.Session, in.Turn}, a.stopReason)
 		}
@@ -593,15 +599,15 @@ func (r *Runner) stop(ctx context.Context, in *hook.FinalizeInput) (hook.Finaliz
 		a := &res[i].ans
 		switch {
 		case a.stop:
-			r.report(c, &res[i], "stop")
+			r.report(ctx, c, &res[i], "stop")
 			if stop == nil {
 				stop = &hook.Stop{Reason: a.stopReason}
 			}
 		case a.kind == kindBlock:
-			r.report(c, &res[i], "nudge")
+			r.report(ctx, c, &res[i], "nudge")
 			block = append(block, a.reason)
 		default:
-			r.report(c, &res[i], "")
+			r.report(ctx, c, &res[i], "")
 		}
 		r.addContext(a.context)
 	}
@@ -675,7 +681,7 @@ func (r *Runner) Fire(ctx context.Context, req *FireRequest) (*FireResult, error
 	var block []string
 	for i := range res {
 		a := &res[i].ans
-		r.report(c, &res[i], "")
+		r.report(ctx, c, &res[i], "")
 		if a.stop && out.Stop == "" {
 			out.Stop = a.stopReason
 		}
