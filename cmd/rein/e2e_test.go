@@ -37,7 +37,12 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	reinBin = filepath.Join(dir, "rein")
-	build := exec.Command("go", "build", "-o", reinBin, ".")
+	args := []string{"build", "-o", reinBin}
+	if os.Getenv("REIN_TEST_RACE") != "" {
+		// The binary itself under the race detector (slower to build).
+		args = append(args, "-race")
+	}
+	build := exec.Command("go", append(args, ".")...)
 	build.Stderr = os.Stderr
 	if err := build.Run(); err != nil {
 		fmt.Fprintln(os.Stderr, "build rein:", err)
