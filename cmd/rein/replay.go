@@ -13,6 +13,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -28,6 +29,7 @@ func (a *app) replayCommand() *cobra.Command {
 		cwd    string
 		strict bool
 		quiet  bool
+		pace   time.Duration
 	)
 	cmd := &cobra.Command{
 		Use:   "replay ID|FILE",
@@ -51,8 +53,11 @@ in the store. No API key is needed.`,
 			if cwd != "" {
 				workDir = cwd
 			}
+			if !cmd.Flags().Changed("pace") && !isTerminal(os.Stdout) {
+				pace = 0 // no one is watching
+			}
 			rep, err := replaySession(cmd.Context(), events, &replayOptions{
-				WorkDir: workDir, Out: a.stdout, Info: a.stderr, Quiet: quiet,
+				WorkDir: workDir, Out: a.stdout, Info: a.stderr, Quiet: quiet, Pace: pace,
 			})
 			if err != nil {
 				return err
@@ -68,6 +73,7 @@ in the store. No API key is needed.`,
 	cmd.Flags().StringVarP(&cwd, "cwd", "C", "", "copy this directory as the replay's workspace")
 	cmd.Flags().BoolVar(&strict, "strict", false, "exit 1 when the replay diverges from the record")
 	cmd.Flags().BoolVarP(&quiet, "quiet", "q", false, "print only divergences and the summary")
+	cmd.Flags().DurationVar(&pace, "pace", 20*time.Millisecond, "pause between streamed words, to watch at reading speed (0: as fast as possible; default 0 when stdout is not a terminal)")
 	return cmd
 }
 
@@ -158,6 +164,7 @@ type replayOptions struct {
 	WorkDir   string    // copied into a temporary workspace; "" starts empty
 	Out, Info io.Writer // the answer text; tool activity and divergences
 	Quiet     bool
+	Pace      time.Duration // pause between streamed words
 }
 
 // replayReport is what a replay found.
@@ -233,7 +240,7 @@ func replaySession(ctx context.Context, events []session.Event, opts *replayOpti
 		rep.divergences = append(rep.divergences, msg)
 		fmt.Fprintln(opts.Info, "divergence:", msg)
 	}
-	model := &replayModel{responses: responses, diverge: diverge}
+	model := &replayModel{responses: responses, diverge: diverge, pace: opts.Pace}
 
 	names := defaultTools
 	provider, modelName, system := "replay", "recorded", ""
@@ -346,6 +353,7 @@ func partsText(parts []llm.Part) string {
 type replayModel struct {
 	responses []recordedResponse
 	diverge   func(format string, args ...any)
+	pace      time.Duration
 
 	mu   sync.Mutex
 	next int
@@ -375,7 +383,7 @@ func (m *replayModel) Stream(ctx context.Context, req *llm.Request) iter.Seq2[ll
 		if d := historyDiff(rec.history, req.Messages); d != "" {
 			m.diverge("request %d: %s", i+1, d)
 		}
-		for _, c := range messageChunks(rec.msg) {
+		for _, c := range messageChunks(rec.msg, m.pace > 0) {
 			if ctx.Err() != nil {
 				yield(nil, ctx.Err())
 				return
@@ -383,17 +391,32 @@ func (m *replayModel) Stream(ctx context.Context, req *llm.Request) iter.Seq2[ll
 			if !yield(c, nil) {
 				return
 			}
+			if _, ok := c.(*llm.TextDelta); ok && m.pace > 0 {
+				select {
+				case <-time.After(m.pace):
+				case <-ctx.Done():
+				}
+			}
 		}
 	}
 }
 
-// messageChunks turns a recorded assistant message back into a stream.
-func messageChunks(m *session.AssistantMessage) []llm.Chunk {
+// messageChunks turns a recorded assistant message back into a stream;
+// byWord splits text into a delta per word.
+func messageChunks(m *session.AssistantMessage, byWord bool) []llm.Chunk {
 	var out []llm.Chunk
 	for i, p := range m.Parts {
 		switch p := p.(type) {
 		case *llm.Text:
-			out = append(out, &llm.BlockStart{Index: i, Kind: llm.BlockText}, &llm.TextDelta{Index: i, Text: p.Text}, &llm.BlockEnd{Index: i})
+			out = append(out, &llm.BlockStart{Index: i, Kind: llm.BlockText})
+			if byWord {
+				for w := range strings.SplitAfterSeq(p.Text, " ") {
+					out = append(out, &llm.TextDelta{Index: i, Text: w})
+				}
+			} else {
+				out = append(out, &llm.TextDelta{Index: i, Text: p.Text})
+			}
+			out = append(out, &llm.BlockEnd{Index: i})
 		case *llm.Reasoning:
 			out = append(out, &llm.BlockStart{Index: i, Kind: llm.BlockReasoning},
 				&llm.ReasoningDelta{Index: i, Text: p.Text, Signature: p.Signature, Redacted: p.Redacted}, &llm.BlockEnd{Index: i})
