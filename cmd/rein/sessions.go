@@ -80,6 +80,10 @@ func (a *app) sessionsList() *cobra.Command {
 				if err != nil {
 					return err
 				}
+				if len(infos) == 0 {
+					fmt.Fprintf(a.stderr, "no sessions in %s yet; start one with 'rein run \"PROMPT\"' or 'rein chat'\n", a.storeSpecValue())
+					return nil
+				}
 				slices.SortFunc(infos, func(x, y session.Info) int { return y.Updated.Compare(x.Updated) })
 				tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
 				fmt.Fprintln(tw, "ID\tUPDATED\tEVENTS\tWORKDIR\tPARENT")
