@@ -236,3 +236,25 @@ func TestRunAsksAtTheTerminal(t *testing.T) {
 		t.Errorf("proof.txt = %q, %v", b, err)
 	}
 }
+
+func TestChatSteer(t *testing.T) {
+	e := newEnv(t)
+	_, srv := chatServer(t,
+		llmtest.CallTool("c1", "ls", `{"path":"."}`).WithDelay(time.Second),
+		llmtest.Respond(func(req *llm.Request) llmtest.Entry {
+			if strings.Contains(strings.Join(transcript(req), "\n"), "mind the docs") {
+				return llmtest.Reply("Heard the steer.")
+			}
+			return llmtest.Reply("No steer arrived.")
+		}),
+	)
+	s := startChat(t, e, wires[0].env(), chatArgs(srv, e)...)
+	s.waitFor("anthropic/claude-sonnet-4-5")
+	s.typeText("look around")
+	s.keys("Enter")
+	s.waitFor("working (Esc cancels)")
+	s.typeText("mind the docs")
+	s.keys("Enter")
+	s.waitFor("steer queued: mind the docs")
+	s.waitFor("Heard the steer.", idlePrompt)
+}
