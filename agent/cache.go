@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"encoding/json"
 	"time"
 
 	"github.com/reinhq/rein/agent/cachewatch"
@@ -9,7 +10,8 @@ import (
 )
 
 // CacheEvent is prompt-cache telemetry for one model request: a Drift
-// predicted before it was sent, or a Break seen in its usage.
+// predicted before it was sent, or a Break seen in its usage. Both are also
+// on the session log as cache.drift and cache.break events.
 type CacheEvent struct {
 	Session session.ID
 	Turn    session.TurnID
@@ -26,6 +28,8 @@ func (r *runState) watchBefore(req *llm.Request) {
 		return
 	}
 	a.log.Info("prompt cache drift", "session", a.sid, "turn", r.turn, "step", r.step, "drift", d.String())
+	detail, _ := json.Marshal(d)
+	r.emit(&session.CacheDrift{Changed: dims(d.Changed), DivergedAt: max(d.DivergedAt, 0), Detail: detail})
 	if a.opts.OnCache != nil {
 		a.opts.OnCache(CacheEvent{Session: a.sid, Turn: r.turn, Step: r.step, Drift: d})
 	}
@@ -39,9 +43,22 @@ func (r *runState) watchAfter(u llm.Usage) {
 		return
 	}
 	a.log.Warn("prompt cache break", "session", a.sid, "turn", r.turn, "step", r.step, "break", b.String())
+	detail, _ := json.Marshal(b)
+	r.emit(&session.CacheBreak{Cause: string(b.Cause), Changed: dims(b.Changed), Read: b.CacheRead, Expected: b.Expected, Rebilled: b.Rebilled, Detail: detail})
 	if a.opts.OnCache != nil {
 		a.opts.OnCache(CacheEvent{Session: a.sid, Turn: r.turn, Step: r.step, Break: b})
 	}
+}
+
+func dims(ds []cachewatch.Dimension) []string {
+	if len(ds) == 0 {
+		return nil
+	}
+	out := make([]string, len(ds))
+	for i, d := range ds {
+		out[i] = string(d)
+	}
+	return out
 }
 
 // CacheExpiresAt estimates when the prompt cache entry of this

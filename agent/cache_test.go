@@ -1,6 +1,7 @@
 package agent_test
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -93,7 +94,7 @@ func TestPromptCacheHundredStepLoop(t *testing.T) {
 }
 
 func TestPromptCacheAcrossAutoCompaction(t *testing.T) {
-	usages, fresh, breaks, _ := cacheRun(t, 100, &agent.Options{
+	usages, fresh, breaks, h := cacheRun(t, 100, &agent.Options{
 		ContextWindow: 40000, OutputReserve: 4000,
 		Compaction: &agent.CompactionOptions{KeepSteps: 3},
 	})
@@ -114,5 +115,24 @@ func TestPromptCacheAcrossAutoCompaction(t *testing.T) {
 	// A compaction rewrites the history: each shows as at most one break.
 	if len(breaks) > n {
 		t.Errorf("%d breaks for %d compactions: %+v", len(breaks), n, breaks)
+	}
+	// What the host was told is on the log too.
+	logged := ofType[*session.CacheBreak](h.events())
+	if len(logged) != len(breaks) {
+		t.Fatalf("%d cache.break events on the log, %d reported", len(logged), len(breaks))
+	}
+	for i, b := range logged {
+		if b.Rebilled != breaks[i].Rebilled || b.Cause != string(breaks[i].Cause) || len(b.Detail) == 0 {
+			t.Errorf("cache.break %d = %+v, reported %+v", i, b, breaks[i])
+		}
+	}
+	drifts := ofType[*session.CacheDrift](h.events())
+	if len(drifts) < n {
+		t.Errorf("%d cache.drift events for %d compactions", len(drifts), n)
+	}
+	for _, d := range drifts {
+		if !slices.Contains(d.Changed, string(cachewatch.DimMessagePrefix)) {
+			t.Errorf("a compaction's drift names %v, want messagePrefix", d.Changed)
+		}
 	}
 }

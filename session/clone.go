@@ -103,6 +103,16 @@ func ClonePayload(p Payload) Payload {
 	case *Fallback:
 		c := *p
 		return &c
+	case *CacheDrift:
+		c := *p
+		c.Changed = slices.Clone(p.Changed)
+		c.Detail = bytes.Clone(p.Detail)
+		return &c
+	case *CacheBreak:
+		c := *p
+		c.Changed = slices.Clone(p.Changed)
+		c.Detail = bytes.Clone(p.Detail)
+		return &c
 	case *Unknown:
 		c := *p
 		c.Raw = bytes.Clone(p.Raw)

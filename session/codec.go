@@ -207,6 +207,10 @@ func newPayload(typ string) Payload {
 		return new(Retry)
 	case TypeFallback:
 		return new(Fallback)
+	case TypeCacheDrift:
+		return new(CacheDrift)
+	case TypeCacheBreak:
+		return new(CacheBreak)
 	}
 	return nil
 }

@@ -66,6 +66,8 @@ const (
 	TypeRepair           = "repair"
 	TypeRetry            = "retry"
 	TypeFallback         = "fallback"
+	TypeCacheDrift       = "cache.drift"
+	TypeCacheBreak       = "cache.break"
 )
 
 // Turn triggers.
@@ -296,6 +298,28 @@ type Fallback struct {
 	Reason       string `json:"reason"`
 }
 
+// CacheDrift records, before a request is sent, that it differs from the
+// previous request in what keys the provider's prompt cache. Detail holds
+// the full report (per-dimension details, changed system sections).
+type CacheDrift struct {
+	Changed    []string        `json:"changed"`               // model, tools, toolChoice, system, reasoning, messagePrefix
+	DivergedAt int             `json:"diverged_at,omitempty"` // first differing message, for messagePrefix
+	Detail     json.RawMessage `json:"detail,omitempty"`
+}
+
+// CacheBreak records a response that read materially less from the prompt
+// cache than the previous request had stored: what it read, the floor it
+// fell below, the tokens billed again, and the likely cause (ttl, change,
+// eviction).
+type CacheBreak struct {
+	Cause    string          `json:"cause"`
+	Changed  []string        `json:"changed,omitempty"`
+	Read     int64           `json:"read"`
+	Expected int64           `json:"expected"`
+	Rebilled int64           `json:"rebilled"`
+	Detail   json.RawMessage `json:"detail,omitempty"`
+}
+
 // Unknown keeps an event of a type this version does not know, so that it
 // survives reading, export and import unchanged.
 type Unknown struct {
@@ -363,9 +387,17 @@ func (*Retry) EventType() string { return TypeRetry }
 // EventType returns TypeFallback.
 func (*Fallback) EventType() string { return TypeFallback }
 
+// EventType returns TypeCacheDrift.
+func (*CacheDrift) EventType() string { return TypeCacheDrift }
+
+// EventType returns TypeCacheBreak.
+func (*CacheBreak) EventType() string { return TypeCacheBreak }
+
 // EventType returns the type the event was written with.
 func (u *Unknown) EventType() string { return u.Type }
 
+func (*CacheDrift) isPayload()       {}
+func (*CacheBreak) isPayload()       {}
 func (*TurnStart) isPayload()        {}
 func (*TurnEnd) isPayload()          {}
 func (*StepStart) isPayload()        {}

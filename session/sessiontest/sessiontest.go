@@ -902,6 +902,8 @@ func AllPayloads(id session.ID) []session.Event {
 	l.Add(&session.RequestHeader{Provider: "anthropic", Model: "claude", Sampling: json.RawMessage(`{"temperature":0.5}`), System: []llm.Text{{Text: "be brief"}}, SystemHash: "h1", Tools: []string{"read", "edit"}, ToolsHash: "h2", Reason: "initial"})
 	l.Add(&session.Retry{Attempt: 1, Kind: "overloaded", Delay: 2 * time.Second, Error: "529"})
 	l.Add(&session.Fallback{FromProvider: "anthropic", FromModel: "claude", ToProvider: "openai", ToModel: "gpt", Reason: "overloaded"})
+	l.Add(&session.CacheDrift{Changed: []string{"system"}, Detail: json.RawMessage(`{"sections":[{"index":1}]}`)})
+	l.Add(&session.CacheBreak{Cause: "ttl", Read: 0, Expected: 1504, Rebilled: 1881})
 	l.Add(&session.AssistantChunk{Step: 1, Deltas: []session.ChunkDelta{{Index: 0, Kind: "text", Text: "hel"}, {Index: 1, Kind: "tool_call", ID: "k1", Name: "read", Text: `{"p`}}})
 	l.Add(&session.AssistantMessage{
 		Parts:      []llm.Part{&llm.Reasoning{Text: "hmm", Signature: "sig"}, &llm.Reasoning{Redacted: "opaque"}, &llm.Text{Text: "hello"}, &llm.ToolCall{ID: "k1", Name: "read", Args: json.RawMessage(`{"path":"a.go"}`)}, &llm.ToolCall{ID: "k2", Name: "edit", Args: json.RawMessage(`{}`)}},
