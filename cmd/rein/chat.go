@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/reinhq/rein/agent"
+	"github.com/reinhq/rein/hook/command"
 	"github.com/reinhq/rein/llm"
 	"github.com/reinhq/rein/session"
 	"github.com/reinhq/rein/tool"
@@ -101,7 +102,7 @@ func (a *app) chat(ctx context.Context, f *agentFlags) error {
 		return err
 	}
 	m := newChatModel(a, f, s, ap)
-	defer func() { m.setup.Close() }()
+	defer func() { m.setup.closeWith("prompt_input_exit") }()
 	if err := m.loadHistory(ctx); err != nil {
 		return err
 	}
@@ -205,10 +206,10 @@ func (m *chatModel) notice(s string) { m.blocks = append(m.blocks, block{kind: b
 func (m *chatModel) startRun(prompt string) tea.Cmd {
 	m.running = true
 	m.blocks = append(m.blocks, block{kind: blockUser, text: prompt})
-	ag, send := m.setup.agent, m.send
+	ag, send, req := m.setup.agent, m.send, m.setup.request(prompt)
 	go func() {
 		var runErr error
-		for ev, err := range ag.Stream(context.Background(), &agent.RunRequest{Prompt: prompt}) {
+		for ev, err := range ag.Stream(context.Background(), req) {
 			if err != nil {
 				runErr = err
 				break
@@ -454,6 +455,7 @@ func (m *chatModel) command(text string) (tea.Model, tea.Cmd) {
 			m.notice("wait for the turn to end (or Esc) before /compact")
 			break
 		}
+		m.setup.fire(context.Background(), &command.FireRequest{Event: "PreCompact", Trigger: "manual", Instructions: arg})
 		m.running = true
 		m.notice("compacting…")
 		ag, send := m.setup.agent, m.send
@@ -467,10 +469,12 @@ func (m *chatModel) command(text string) (tea.Model, tea.Cmd) {
 			m.notice("wait for the turn to end (or Esc) before /clear")
 			break
 		}
+		m.setup.fire(context.Background(), &command.FireRequest{Event: "SessionEnd", Reason: "clear"})
 		if err := m.setup.agent.Reset(context.Background()); err != nil {
 			m.blocks = append(m.blocks, block{kind: blockError, text: "clear: " + err.Error()})
 			break
 		}
+		m.setup.fire(context.Background(), &command.FireRequest{Event: "SessionStart", Source: "clear"})
 		m.blocks, m.usage, m.cost, m.lastIn = nil, llm.Usage{}, 0, 0
 		m.notice("new session " + string(m.setup.agent.Session()))
 	case "/model":

@@ -17,6 +17,7 @@ import (
 
 	"github.com/reinhq/rein/agent"
 	"github.com/reinhq/rein/hook"
+	"github.com/reinhq/rein/hook/command"
 	"github.com/reinhq/rein/llm"
 	"github.com/reinhq/rein/session"
 	"github.com/reinhq/rein/tool"
@@ -38,6 +39,7 @@ type agentFlags struct {
 	maxCost  float64
 	system   string
 	mcp      []string // --mcp NAME=COMMAND… or NAME=URL
+	hooks    string   // --hooks-from
 }
 
 func (f *agentFlags) register(cmd *cobra.Command) {
@@ -54,6 +56,7 @@ func (f *agentFlags) register(cmd *cobra.Command) {
 	fl.Float64Var(&f.maxCost, "max-cost", 0, "stop the turn before spending more than USD")
 	fl.StringVar(&f.system, "system", "", "the system prompt, as TEXT or @FILE (AGENTS.md and CLAUDE.md are added)")
 	registerMCPFlag(fl, &f.mcp)
+	addHooksFlag(cmd, &f.hooks)
 }
 
 // setup is everything one agent needs, built from flags and config.
@@ -65,9 +68,34 @@ type setup struct {
 	system  string
 	agent   *agent.Agent
 	approve string
+	// runHooks are run-level handlers every run gets (the MCP servers'
+	// auth checks); the hook commands are the agent's own.
+	runHooks *hook.Set
+	commands *command.Runner
+	resumed  bool // the session existed before
+}
+
+// request is a RunRequest for prompt with the setup's run-level hooks.
+func (s *setup) request(prompt string) *agent.RunRequest {
+	return &agent.RunRequest{Prompt: prompt, Hooks: s.runHooks}
+}
+
+// fire runs the hook commands of a session event, if any are configured.
+func (s *setup) fire(ctx context.Context, req *command.FireRequest) {
+	if s.commands == nil || s.agent == nil {
+		return
+	}
+	req.Session = s.agent.Session()
+	s.commands.Fire(ctx, req)
 }
 
 func (s *setup) Close() error {
+	return s.closeWith("other")
+}
+
+// closeWith fires SessionEnd with reason, then closes the agent and store.
+func (s *setup) closeWith(reason string) error {
+	s.fire(context.Background(), &command.FireRequest{Event: "SessionEnd", Reason: reason})
 	var errs []error
 	if s.agent != nil {
 		errs = append(errs, s.agent.Close())
@@ -201,6 +229,11 @@ func (a *app) build(ctx context.Context, f *agentFlags, ask tool.Approver, inter
 	if s.store, err = openStore(a.storeSpecValue()); err != nil {
 		return nil, err
 	}
+	if f.session != "" {
+		if _, err := s.store.Info(ctx, session.ID(f.session)); err == nil {
+			s.resumed = true
+		}
+	}
 	sid, err := resolveSession(ctx, s.store, f, s.root)
 	if err != nil {
 		return nil, err
@@ -208,9 +241,19 @@ func (a *app) build(ctx context.Context, f *agentFlags, ask tool.Approver, inter
 	if s.kit, err = buildTools(s.root, filepath.Join(stateDir(), "spill"), names); err != nil {
 		return nil, err
 	}
-	// MCP servers from the config file and --mcp: their tools join the
-	// built-in ones, their instructions the system prompt.
+	// Hook commands of the config file and the workspace's settings.
 	var hooks *hook.Set
+	notices := s.kit.notices
+	if s.commands, err = a.loadHooks(s.root, f.hooks, s.store); err != nil {
+		return nil, err
+	}
+	if s.commands != nil {
+		hooks = s.commands.Hooks()
+		notices = joinNotices(s.kit.notices, s.commands.Notices)
+	}
+	// MCP servers from the config file and --mcp: their tools join the
+	// built-in ones, their instructions the system prompt, their auth
+	// checks every run.
 	mgr, err := a.mcpTools(ctx, f.mcp, a.stderr)
 	if err != nil {
 		return nil, err
@@ -225,7 +268,7 @@ func (a *app) build(ctx context.Context, f *agentFlags, ask tool.Approver, inter
 		if in := mgr.Instructions(); in != "" {
 			s.system += "\n\n" + in
 		}
-		hooks = mgr.Hooks()
+		s.runHooks = mgr.Hooks()
 	}
 	maxSteps := f.maxSteps
 	if maxSteps == 0 && a.cfg != nil {
@@ -241,7 +284,7 @@ func (a *app) build(ctx context.Context, f *agentFlags, ask tool.Approver, inter
 		Approver: approver,
 		DryRun:   f.dryRun,
 		Closers:  s.kit.closers,
-		Notices:  s.kit.notices,
+		Notices:  notices,
 		Limits:   agent.Limits{MaxSteps: maxSteps, MaxCost: f.maxCost},
 		Cost:     catalogCost,
 		// Compact automatically near the context window, and let providers
@@ -257,6 +300,11 @@ func (a *app) build(ctx context.Context, f *agentFlags, ask tool.Approver, inter
 	if err != nil {
 		return nil, fmt.Errorf("start the agent: %w", err)
 	}
+	source := "startup"
+	if s.resumed {
+		source = "resume"
+	}
+	s.fire(ctx, &command.FireRequest{Event: "SessionStart", Source: source})
 	ok = true
 	return s, nil
 }
@@ -397,7 +445,7 @@ func (a *app) runTurn(ctx context.Context, f *agentFlags, prompt string, jsonOut
 	}
 	var end *session.TurnEnd
 	var runErr error
-	for ev, err := range s.agent.Stream(runCtx, &agent.RunRequest{Prompt: prompt}) {
+	for ev, err := range s.agent.Stream(runCtx, s.request(prompt)) {
 		if err != nil {
 			runErr = err
 			break
