@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -127,9 +128,26 @@ func TestHooksPreToolUseExit2BlocksWrite(t *testing.T) {
 	if got := toolResultText(reqs[1], "call_1"); got != "Blocked: writes are frozen during the release" {
 		t.Errorf("the model saw %q", got)
 	}
-	decisions := eventsOf(parseEvents(t, r.stdout), "hook.decision")
-	if len(decisions) != 1 || decisions[0]["decision"] != "deny" || decisions[0]["point"] != "pre-tool-use" {
-		t.Errorf("hook.decision events = %v", decisions)
+	// One event is the chain's decision; the other is the command's own
+	// report, with the command, its exit code and its duration.
+	var chain, report []map[string]any
+	for _, d := range eventsOf(parseEvents(t, r.stdout), "hook.decision") {
+		if d["detail"] == nil {
+			chain = append(chain, d)
+		} else {
+			report = append(report, d)
+		}
+	}
+	if len(chain) != 1 || chain[0]["decision"] != "deny" || chain[0]["point"] != "pre-tool-use" {
+		t.Errorf("chain hook.decision events = %v, want one pre-tool-use deny", chain)
+	}
+	if len(report) != 1 {
+		t.Fatalf("command reports = %v, want one", report)
+	}
+	detail, _ := report[0]["detail"].(map[string]any)
+	if report[0]["decision"] != "deny" || !strings.Contains(fmt.Sprint(report[0]["hook"]), "guard.sh") ||
+		detail["exit_code"] != float64(2) || detail["duration_ms"] == nil || !strings.Contains(fmt.Sprint(report[0]["reason"]), "writes are frozen") {
+		t.Errorf("command report = %v, want guard.sh's deny with exit code 2, a duration and the reason", report[0])
 	}
 }
 
