@@ -3,6 +3,7 @@ package agent_test
 import (
 	"context"
 	"errors"
+	"github.com/google/go-cmp/cmp"
 	"strings"
 	"testing"
 
@@ -227,5 +228,35 @@ func TestB58_DryRun(t *testing.T) {
 	}
 	if !rs["c3"].IsError {
 		t.Errorf("unannotated tool should be unavailable: %q", resultText(rs["c3"]))
+	}
+}
+
+func TestB57_AlwaysForACommandPrefixCoversOnlyThatPrefix(t *testing.T) {
+	var asked []string
+	person := approver(func(_ context.Context, req *tool.ApprovalRequest) (tool.Approval, error) {
+		asked = append(asked, req.Command)
+		if strings.HasPrefix(req.Command, "go test") {
+			return tool.Approval{Verdict: tool.Allow, Always: true, Scope: "go test"}, nil
+		}
+		return tool.Approval{Verdict: tool.Deny, Reason: "no"}, nil
+	})
+	policy := tool.NewPolicy(&tool.PolicyOptions{Approver: person})
+	sh := &tool.Func{
+		ToolSpec: tool.Spec{Name: "shell", Schema: []byte(`{"type":"object","properties":{"command":{"type":"string"}},"required":["command"]}`), Annotations: &tool.Annotations{Destructive: true}},
+		Fn:       func(context.Context, *tool.Call) (*tool.Result, error) { return tool.Text("ran"), nil },
+	}
+	h := newHarness(t, &agent.Options{Approver: policy, Tools: []tool.Tool{sh}},
+		llmtest.CallTool("c1", "shell", `{"command":"go test ./..."}`),
+		llmtest.CallTool("c2", "shell", `{"command":"go test -run X ./agent"}`),
+		llmtest.CallTool("c3", "shell", `{"command":"rm -rf build"}`),
+		llmtest.Reply("ok"))
+	h.run("test it")
+	rs := results(h.events())
+	if resultText(rs["c1"]) != "ran" || resultText(rs["c2"]) != "ran" || !strings.HasPrefix(resultText(rs["c3"]), "Blocked:") {
+		t.Errorf("c1=%q c2=%q c3=%q", resultText(rs["c1"]), resultText(rs["c2"]), resultText(rs["c3"]))
+	}
+	// The second "go test" is covered by the first answer; rm is asked about.
+	if diff := cmp.Diff([]string{"go test ./...", "rm -rf build"}, asked); diff != "" {
+		t.Errorf("asked about (-want +got):\n%s", diff)
 	}
 }

@@ -365,6 +365,7 @@ func (b *batch) approve(s *callState, spec *tool.Spec) (string, string) {
 			return "approval required, and no approver is configured", CodeApprovalDenied
 		}
 		areq := &tool.ApprovalRequest{Session: string(a.sid), CallID: s.call.ID, Tool: s.call.Name, Args: s.args, Annotations: spec.Annotations}
+		areq.Command, areq.Path = approvalSubject(s.args)
 		if ask, ok := d.(*hook.Ask); ok {
 			areq.Reason = ask.Reason
 		}
@@ -688,4 +689,22 @@ func runTool(ctx context.Context, t tool.Tool, call *tool.Call) (res *tool.Resul
 		res = &tool.Result{}
 	}
 	return res, err
+}
+
+// approvalSubject picks the command line or the path a call acts on out of
+// its arguments, so that an approver can show it and remember an "always"
+// for that command prefix or path rather than for the whole tool.
+func approvalSubject(args json.RawMessage) (command, path string) {
+	var v struct {
+		Command  string `json:"command"`
+		Path     string `json:"path"`
+		FilePath string `json:"file_path"`
+	}
+	if json.Unmarshal(args, &v) != nil {
+		return "", ""
+	}
+	if v.Path == "" {
+		v.Path = v.FilePath
+	}
+	return v.Command, v.Path
 }
