@@ -483,6 +483,22 @@ func (m *Manager) nameTaken(s *server, name string) bool {
 	return owner != nil && owner != s
 }
 
+// shadowed reports whether name, given by s, lies in the namespace of a
+// server with a longer name: "mcp_srv_x_echo" of server "srv" (tool
+// "x_echo") could also be tool "echo" of server "srv.x". The more specific
+// server keeps the plain name, so names never depend on which server
+// connected first.
+func (m *Manager) shadowed(s *server, name string) bool {
+	own := sanitize(s.cfg.Name)
+	for _, o := range m.servers {
+		other := sanitize(o.cfg.Name)
+		if o != s && len(other) > len(own) && strings.HasPrefix(name, "mcp_"+other+"_") {
+			return true
+		}
+	}
+	return false
+}
+
 // claimNames records the names s now gives, releasing the ones it gave up.
 func (m *Manager) claimNames(s *server, names []string) {
 	m.namesMu.Lock()

@@ -551,7 +551,10 @@ func (s *server) setToolsLocked(list []ToolInfo) []string {
 		if old := prev[info.Name]; old != nil {
 			name = old.spec.Name
 		} else {
-			name = toolName(s.cfg.Name, info.Name, func(n string) bool { return given[n] || s.m.nameTaken(s, n) })
+			plain := "mcp_" + sanitize(s.cfg.Name) + "_" + sanitize(info.Name)
+			name = toolName(s.cfg.Name, info.Name, func(n string) bool {
+				return given[n] || s.m.nameTaken(s, n) || (n == plain && s.m.shadowed(s, n))
+			})
 			given[name] = true
 		}
 		spec := tool.Spec{Name: name, Description: info.Description, Schema: info.Schema, Annotations: info.Annotations}
