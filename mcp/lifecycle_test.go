@@ -92,3 +92,41 @@ func TestCloseStopsGoroutines(t *testing.T) {
 		}
 	}
 }
+
+func TestSecretsStayOutOfErrorsAndEvents(t *testing.T) {
+	const secret = "sk-very-secret-value"
+	lookup := func(k string) (string, bool) {
+		if k == "TOKEN" {
+			return secret, true
+		}
+		return "", false
+	}
+	var rec recorder
+	m := newManager(t, &mcp.Options{LookupEnv: lookup, Events: rec.add, Servers: []mcp.ServerConfig{
+		// Nothing listens on port 1.
+		{Name: "remote", URL: "http://127.0.0.1:1/mcp", Headers: map[string]string{"Authorization": "Bearer ${TOKEN}"}, ConnectTimeout: 2 * time.Second},
+		{Name: "local", Command: "/nonexistent/server", Args: []string{"--token=${TOKEN}"}, Env: map[string]string{"API_KEY": "${TOKEN}"}},
+		{Name: "unset", Command: "server", Env: map[string]string{"API_KEY": "${MISSING}"}},
+	}})
+	err := m.Warmup(context.Background())
+	if err == nil {
+		t.Fatal("Warmup succeeded against servers that cannot start")
+	}
+	texts := []string{err.Error()}
+	for _, st := range m.Servers() {
+		texts = append(texts, st.Err)
+	}
+	for _, ev := range rec.evs {
+		if e, ok := ev.(*mcp.BootstrapEnd); ok && e.Err != nil {
+			texts = append(texts, e.Err.Error())
+		}
+	}
+	for _, s := range texts {
+		if strings.Contains(s, secret) {
+			t.Errorf("a secret leaked into %q", s)
+		}
+	}
+	if !strings.Contains(err.Error(), "${MISSING} is not set") {
+		t.Errorf("error = %v, want it to name the unset variable", err)
+	}
+}
