@@ -42,7 +42,25 @@ func (f Func) Call(ctx context.Context, call *Call) (*Result, error) {
 	if f.Fn == nil {
 		return nil, fmt.Errorf("tool %s has no function", f.ToolSpec.Name)
 	}
+	if err := ctx.Err(); err != nil {
+		return nil, err // cancelled before it started: do not run
+	}
 	return f.Fn(ctx, call)
+}
+
+// DecodeArgs unmarshals call's arguments into v, empty arguments meaning
+// {}, for tools that implement Tool by hand. On failure it returns the
+// error result the model should see ("Invalid arguments for <tool>: …");
+// nil means v holds the arguments.
+func DecodeArgs(call *Call, v any) *Result {
+	raw := call.Args
+	if len(bytes.TrimSpace(raw)) == 0 {
+		raw = json.RawMessage("{}")
+	}
+	if err := json.Unmarshal(raw, v); err != nil {
+		return Errorf("Invalid arguments for %s: %v", call.Name, err)
+	}
+	return nil
 }
 
 // Validated is implemented by tools that carry their compiled argument

@@ -66,7 +66,7 @@ type writeArgs struct {
 }
 
 func (t *tools) writeTool() tool.Tool {
-	return &funcTool{spec: tool.Spec{
+	return &tool.Func{ToolSpec: tool.Spec{
 		Name: "write",
 		Description: "Write a file in the workspace, creating it and its parent directories or replacing it whole. " +
 			"An existing file must have been read first in this session. Prefer edit for changes to part of a file.",
@@ -75,12 +75,12 @@ func (t *tools) writeTool() tool.Tool {
 			`"content":{"type":"string","description":"the complete new content"}},` +
 			`"required":["path","content"],"additionalProperties":false}`),
 		Annotations: &tool.Annotations{Destructive: true, Idempotent: true},
-	}, fn: t.write}
+	}, Fn: t.write}
 }
 
 func (t *tools) write(ctx context.Context, call *tool.Call) (*tool.Result, error) {
 	var a writeArgs
-	if r := decode(call, &a); r != nil {
+	if r := tool.DecodeArgs(call, &a); r != nil {
 		return r, nil
 	}
 	if a.Path == "" {
@@ -143,7 +143,7 @@ const editProps = `"old_string":{"type":"string","description":"the exact text t
 	`"replace_all":{"type":"boolean","description":"replace every occurrence (default: old_string must occur exactly once)"}`
 
 func (t *tools) editTool() tool.Tool {
-	return &funcTool{spec: tool.Spec{
+	return &tool.Func{ToolSpec: tool.Spec{
 		Name: "edit",
 		Description: "Replace exact text in a file: old_string must occur exactly once (add surrounding lines to make it unique) " +
 			"unless replace_all is set. The file must have been read first in this session and not changed since.",
@@ -151,9 +151,9 @@ func (t *tools) editTool() tool.Tool {
 			`"path":{"type":"string","description":"file path, relative to the workspace root or absolute inside it"},` +
 			editProps + `},"required":["path","old_string","new_string"],"additionalProperties":false}`),
 		Annotations: &tool.Annotations{Destructive: true},
-	}, fn: func(ctx context.Context, call *tool.Call) (*tool.Result, error) {
+	}, Fn: func(ctx context.Context, call *tool.Call) (*tool.Result, error) {
 		var a editArgs
-		if r := decode(call, &a); r != nil {
+		if r := tool.DecodeArgs(call, &a); r != nil {
 			return r, nil
 		}
 		return t.applyEdits(ctx, call, a.Path, []editOp{a.editOp}), nil
@@ -161,7 +161,7 @@ func (t *tools) editTool() tool.Tool {
 }
 
 func (t *tools) multiEditTool() tool.Tool {
-	return &funcTool{spec: tool.Spec{
+	return &tool.Func{ToolSpec: tool.Spec{
 		Name: "multi_edit",
 		Description: "Make several exact-text replacements in one file, applied in order, each to the result of the one before. " +
 			"Either all of them apply or none does. The same rules as edit hold for each.",
@@ -171,9 +171,9 @@ func (t *tools) multiEditTool() tool.Tool {
 			`},"required":["old_string","new_string"],"additionalProperties":false}}},` +
 			`"required":["path","edits"],"additionalProperties":false}`),
 		Annotations: &tool.Annotations{Destructive: true},
-	}, fn: func(ctx context.Context, call *tool.Call) (*tool.Result, error) {
+	}, Fn: func(ctx context.Context, call *tool.Call) (*tool.Result, error) {
 		var a multiEditArgs
-		if r := decode(call, &a); r != nil {
+		if r := tool.DecodeArgs(call, &a); r != nil {
 			return r, nil
 		}
 		if len(a.Edits) == 0 {

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	iofs "io/fs"
 	"os"
-	"strings"
 	"sync"
 	"time"
 
@@ -147,33 +146,6 @@ func (s *ReadState) put(session, rel string, st fileState) {
 		s.sessions[session] = m
 	}
 	m[rel] = &st
-}
-
-// funcTool adapts a function to tool.Tool.
-type funcTool struct {
-	spec tool.Spec
-	fn   func(ctx context.Context, call *tool.Call) (*tool.Result, error)
-}
-
-func (f *funcTool) Spec() tool.Spec { return f.spec }
-
-func (f *funcTool) Call(ctx context.Context, call *tool.Call) (*tool.Result, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	return f.fn(ctx, call)
-}
-
-// decode unmarshals arguments; empty means {}.
-func decode(call *tool.Call, v any) *tool.Result {
-	raw := call.Args
-	if len(strings.TrimSpace(string(raw))) == 0 {
-		raw = json.RawMessage("{}")
-	}
-	if err := json.Unmarshal(raw, v); err != nil {
-		return tool.Errorf("Invalid arguments for %s: %v", call.Name, err)
-	}
-	return nil
 }
 
 // pathError turns a policy or OS error into the model-facing result.

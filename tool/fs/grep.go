@@ -72,7 +72,7 @@ type grepArgs struct {
 }
 
 func (t *tools) grepTool() tool.Tool {
-	return &funcTool{spec: tool.Spec{
+	return &tool.Func{ToolSpec: tool.Spec{
 		Name: "grep",
 		Description: "Search file contents with a regular expression (Go RE2 syntax) across the workspace, fast. " +
 			"Skips binary files, the .git directory and files ignored by .gitignore. Output \"files\" (default) lists matching files, " +
@@ -90,7 +90,7 @@ func (t *tools) grepTool() tool.Tool {
 			`"limit":{"type":"integer","minimum":1,"description":"at most this many files or matching lines"}},` +
 			`"required":["pattern"],"additionalProperties":false}`),
 		Annotations: &tool.Annotations{ReadOnly: true, Idempotent: true},
-	}, fn: t.grep}
+	}, Fn: t.grep}
 }
 
 // fileMatch is what grep found in one file.
@@ -103,7 +103,7 @@ type fileMatch struct {
 
 func (t *tools) grep(ctx context.Context, call *tool.Call) (*tool.Result, error) {
 	var a grepArgs
-	if r := decode(call, &a); r != nil {
+	if r := tool.DecodeArgs(call, &a); r != nil {
 		return r, nil
 	}
 	if a.Pattern == "" {

@@ -18,19 +18,19 @@ type lsArgs struct {
 }
 
 func (t *tools) lsTool() tool.Tool {
-	return &funcTool{spec: tool.Spec{
+	return &tool.Func{ToolSpec: tool.Spec{
 		Name:        "ls",
 		Description: "List a directory in the workspace: each entry with its type and size. Directories end in \"/\".",
 		Schema: schema(`{"type":"object","properties":{` +
 			`"path":{"type":"string","description":"directory path, relative to the workspace root or absolute inside it (default: the root)"}},` +
 			`"additionalProperties":false}`),
 		Annotations: &tool.Annotations{ReadOnly: true, Idempotent: true},
-	}, fn: t.ls}
+	}, Fn: t.ls}
 }
 
 func (t *tools) ls(ctx context.Context, call *tool.Call) (*tool.Result, error) {
 	var a lsArgs
-	if r := decode(call, &a); r != nil {
+	if r := tool.DecodeArgs(call, &a); r != nil {
 		return r, nil
 	}
 	if a.Path == "" {
@@ -86,7 +86,7 @@ type globArgs struct {
 }
 
 func (t *tools) globTool() tool.Tool {
-	return &funcTool{spec: tool.Spec{
+	return &tool.Func{ToolSpec: tool.Spec{
 		Name: "glob",
 		Description: "Find files by name pattern. \"*\" matches within one path component, \"**\" any number of directories " +
 			"(\"**/*.go\" is every Go file). Files ignored by .gitignore and the .git directory are skipped. " +
@@ -97,7 +97,7 @@ func (t *tools) globTool() tool.Tool {
 			`"sort":{"type":"string","enum":["mtime","name"],"description":"order: mtime (newest first, the default) or name"}},` +
 			`"required":["pattern"],"additionalProperties":false}`),
 		Annotations: &tool.Annotations{ReadOnly: true, Idempotent: true},
-	}, fn: t.glob}
+	}, Fn: t.glob}
 }
 
 // checkPattern refuses patterns that climb out of the search directory.
@@ -120,7 +120,7 @@ type found struct {
 
 func (t *tools) glob(ctx context.Context, call *tool.Call) (*tool.Result, error) {
 	var a globArgs
-	if r := decode(call, &a); r != nil {
+	if r := tool.DecodeArgs(call, &a); r != nil {
 		return r, nil
 	}
 	if a.Pattern == "" {

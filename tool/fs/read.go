@@ -115,7 +115,7 @@ type readArgs struct {
 }
 
 func (t *tools) readTool() tool.Tool {
-	return &funcTool{spec: tool.Spec{
+	return &tool.Func{ToolSpec: tool.Spec{
 		Name: "read",
 		Description: "Read a file in the workspace. Text comes back with line numbers (like cat -n); use offset (1-based line) and limit (lines) " +
 			"to read part of a large file. Images (png, jpeg, gif, webp) come back as images. Reading a file you already read, " +
@@ -126,12 +126,12 @@ func (t *tools) readTool() tool.Tool {
 			`"limit":{"type":"integer","minimum":1,"description":"how many lines to read (default 2000)"}},` +
 			`"required":["path"],"additionalProperties":false}`),
 		Annotations: &tool.Annotations{ReadOnly: true, Idempotent: true},
-	}, fn: t.read}
+	}, Fn: t.read}
 }
 
 func (t *tools) read(ctx context.Context, call *tool.Call) (*tool.Result, error) {
 	var a readArgs
-	if r := decode(call, &a); r != nil {
+	if r := tool.DecodeArgs(call, &a); r != nil {
 		return r, nil
 	}
 	if a.Path == "" {

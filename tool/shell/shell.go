@@ -147,10 +147,10 @@ func New(opts *Options) *Shell {
 // Tools returns the tools shell, task_output, task_kill and task_wait.
 func (s *Shell) Tools() []tool.Tool {
 	return []tool.Tool{
-		&funcTool{spec: shellSpec(), fn: s.callShell},
-		&funcTool{spec: taskOutputSpec(), fn: s.callTaskOutput},
-		&funcTool{spec: taskKillSpec(), fn: s.callTaskKill},
-		&funcTool{spec: taskWaitSpec(), fn: s.callTaskWait},
+		&tool.Func{ToolSpec: shellSpec(), Fn: s.callShell},
+		&tool.Func{ToolSpec: taskOutputSpec(), Fn: s.callTaskOutput},
+		&tool.Func{ToolSpec: taskKillSpec(), Fn: s.callTaskKill},
+		&tool.Func{ToolSpec: taskWaitSpec(), Fn: s.callTaskWait},
 	}
 }
 
@@ -188,32 +188,6 @@ func (s *Shell) Close() error {
 		t.stop("closed", s.o.KillGrace)
 	}
 	s.wg.Wait()
-	return nil
-}
-
-// funcTool adapts a function to tool.Tool.
-type funcTool struct {
-	spec tool.Spec
-	fn   func(ctx context.Context, call *tool.Call) (*tool.Result, error)
-}
-
-func (f *funcTool) Spec() tool.Spec { return f.spec }
-
-func (f *funcTool) Call(ctx context.Context, call *tool.Call) (*tool.Result, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	return f.fn(ctx, call)
-}
-
-func decode(call *tool.Call, v any) *tool.Result {
-	raw := call.Args
-	if len(strings.TrimSpace(string(raw))) == 0 {
-		raw = json.RawMessage("{}")
-	}
-	if err := json.Unmarshal(raw, v); err != nil {
-		return tool.Errorf("Invalid arguments for %s: %v", call.Name, err)
-	}
 	return nil
 }
 
@@ -360,7 +334,7 @@ func (s *Shell) limit(seconds float64) time.Duration {
 
 func (s *Shell) callShell(ctx context.Context, call *tool.Call) (*tool.Result, error) {
 	var a shellArgs
-	if r := decode(call, &a); r != nil {
+	if r := tool.DecodeArgs(call, &a); r != nil {
 		return r, nil
 	}
 	if r := s.checkReady(a.Command); r != nil {

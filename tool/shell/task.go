@@ -277,7 +277,7 @@ func taskWaitSpec() tool.Spec {
 
 func (s *Shell) callTaskOutput(ctx context.Context, call *tool.Call) (*tool.Result, error) {
 	var a taskArgs
-	if r := decode(call, &a); r != nil {
+	if r := tool.DecodeArgs(call, &a); r != nil {
 		return r, nil
 	}
 	t, r := s.lookup(a.ID)
@@ -289,7 +289,7 @@ func (s *Shell) callTaskOutput(ctx context.Context, call *tool.Call) (*tool.Resu
 
 func (s *Shell) callTaskKill(ctx context.Context, call *tool.Call) (*tool.Result, error) {
 	var a taskArgs
-	if r := decode(call, &a); r != nil {
+	if r := tool.DecodeArgs(call, &a); r != nil {
 		return r, nil
 	}
 	t, r := s.lookup(a.ID)
@@ -305,7 +305,7 @@ func (s *Shell) callTaskKill(ctx context.Context, call *tool.Call) (*tool.Result
 
 func (s *Shell) callTaskWait(ctx context.Context, call *tool.Call) (*tool.Result, error) {
 	var a taskArgs
-	if r := decode(call, &a); r != nil {
+	if r := tool.DecodeArgs(call, &a); r != nil {
 		return r, nil
 	}
 	t, r := s.lookup(a.ID)
