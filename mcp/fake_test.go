@@ -1,3 +1,5 @@
+//go:build unix
+
 package mcp_test
 
 import (
@@ -6,7 +8,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
+	"runtime"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -22,6 +28,10 @@ func TestMain(m *testing.M) {
 		rawServer(mode)
 		os.Exit(0)
 	}
+	if os.Getenv("REIN_MCP_HOST") != "" {
+		host()
+		return
+	}
 	os.Exit(m.Run())
 }
 
@@ -34,9 +44,16 @@ func TestMain(m *testing.M) {
 // The first tools/list returns alpha; later ones alpha and beta.
 func rawServer(mode string) {
 	version := ""
-	early := false
+	early, linger := false, false
+	defer func() {
+		if linger { // outlive stdin: only the kernel's death signal ends us
+			time.Sleep(time.Hour)
+		}
+	}()
 	for _, f := range strings.Split(mode, ",") {
 		switch {
+		case f == "linger":
+			linger = true
 		case f == "early-list-changed":
 			early = true
 		case strings.HasPrefix(f, "version="):
@@ -95,6 +112,23 @@ func rawServer(mode string) {
 			send(map[string]any{"jsonrpc": "2.0", "id": msg.ID, "error": map[string]any{"code": -32601, "message": "method not found: " + msg.Method}})
 		}
 	}
+}
+
+// host plays a rein process: it starts a lingering raw server, prints its
+// pid and waits to be killed.
+func host() {
+	exe, _ := os.Executable()
+	m, err := mcp.New(&mcp.Options{Servers: []mcp.ServerConfig{{Name: "raw", Command: exe, Args: []string{"-test.run=^$"}, Env: map[string]string{"REIN_MCP_RAW_SERVER": "linger"}}}})
+	if err != nil {
+		fmt.Println("error:", err)
+		os.Exit(1)
+	}
+	if err := m.Warmup(context.Background()); err != nil {
+		fmt.Println("error:", err)
+		os.Exit(1)
+	}
+	fmt.Println(m.Servers()[0].PID)
+	time.Sleep(time.Hour)
 }
 
 func rawConfig(t *testing.T, mode string) mcp.ServerConfig {
@@ -167,5 +201,48 @@ func TestProtocolVersionNegotiation(t *testing.T) {
 			t.Errorf("a failed server left pid %d", pid)
 		}
 	})
-	_ = fmt.Sprint
+}
+
+// TestServersDieWithRein kills a host process outright (no Close) and
+// checks that its server, which ignores the end of its input, dies too.
+func TestServersDieWithRein(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the parent-death signal is Linux only")
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(exe, "-test.run=^$")
+	cmd.Env = append(os.Environ(), "REIN_MCP_HOST=1")
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Wait()
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil {
+		cmd.Process.Kill()
+		t.Fatalf("host: %v", err)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(line))
+	if err != nil {
+		cmd.Process.Kill()
+		t.Fatalf("host said %q", line)
+	}
+	if !alive(pid) {
+		t.Fatalf("server %d not running", pid)
+	}
+	cmd.Process.Kill()
+	deadline := time.Now().Add(5 * time.Second)
+	for alive(pid) && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if alive(pid) {
+		syscall.Kill(pid, syscall.SIGKILL)
+		t.Fatalf("server %d outlived its killed host", pid)
+	}
 }

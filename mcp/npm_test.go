@@ -1,3 +1,5 @@
+//go:build unix
+
 package mcp_test
 
 // Integration tests against the MCP reference servers from npm. Install
@@ -197,7 +199,7 @@ func startEverythingHTTP(t *testing.T, transport string) int {
 	cmd := exec.Command("node", "--require", preload, bin, transport)
 	cmd.Env = append(os.Environ(), fmt.Sprintf("PORT=%d", port))
 	stderr, _ := cmd.StderrPipe()
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.SysProcAttr = helperAttrs()
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
