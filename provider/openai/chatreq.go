@@ -255,20 +255,12 @@ func (c *config) appendChatMessage(out []chatMessage, m *llm.Message) ([]chatMes
 			if !ok {
 				continue
 			}
-			var text strings.Builder
-			for _, q := range tr.Parts {
-				switch q := q.(type) {
-				case *llm.Text:
-					text.WriteString(q.Text)
-				case *llm.Image, *llm.Document:
-					cc, err := chatPart(q)
-					if err != nil {
-						return nil, err
-					}
-					rest = append(rest, cc)
-				}
+			text, media, err := splitResult(tr, chatPart)
+			if err != nil {
+				return nil, err
 			}
-			out = append(out, chatMessage{Role: "tool", ToolCallID: string(tr.CallID), Content: resultText(text.String(), tr.IsError)})
+			rest = append(rest, media...)
+			out = append(out, chatMessage{Role: "tool", ToolCallID: string(tr.CallID), Content: resultText(text, tr.IsError)})
 		}
 		for _, p := range m.Parts {
 			if _, ok := p.(*llm.ToolResult); ok {
@@ -389,4 +381,25 @@ func docName(d *llm.Document) string {
 		return "document.pdf"
 	}
 	return "document"
+}
+
+// splitResult splits a tool result into the text an API's tool message
+// carries and the pictures and documents it cannot, converted by conv so
+// they can follow in a user message.
+func splitResult[T any](tr *llm.ToolResult, conv func(llm.Part) (T, error)) (string, []T, error) {
+	var text strings.Builder
+	var media []T
+	for _, q := range tr.Parts {
+		switch q := q.(type) {
+		case *llm.Text:
+			text.WriteString(q.Text)
+		case *llm.Image, *llm.Document:
+			c, err := conv(q)
+			if err != nil {
+				return "", nil, err
+			}
+			media = append(media, c)
+		}
+	}
+	return text.String(), media, nil
 }

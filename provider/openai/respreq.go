@@ -208,20 +208,12 @@ func (c *config) appendRespItems(out []any, m *llm.Message) ([]any, error) {
 			if !ok {
 				continue
 			}
-			var text strings.Builder
-			for _, q := range tr.Parts {
-				switch q := q.(type) {
-				case *llm.Text:
-					text.WriteString(q.Text)
-				case *llm.Image, *llm.Document:
-					rc, err := respPart(q)
-					if err != nil {
-						return nil, err
-					}
-					rest = append(rest, rc)
-				}
+			text, media, err := splitResult(tr, respPart)
+			if err != nil {
+				return nil, err
 			}
-			out = append(out, respFunctionOutput{Type: "function_call_output", CallID: string(tr.CallID), Output: resultText(text.String(), tr.IsError)})
+			rest = append(rest, media...)
+			out = append(out, respFunctionOutput{Type: "function_call_output", CallID: string(tr.CallID), Output: resultText(text, tr.IsError)})
 		}
 		for _, p := range m.Parts {
 			switch p.(type) {
