@@ -13,7 +13,8 @@
 // checks a log's invariants. A Store keeps logs: MemStore here,
 // session/jsonl and session/sqlite on disk, all passing the
 // session/sessiontest suite. Fork, Follow, Export and Import work on any
-// Store.
+// Store. Durability is the sync setting the disk stores share, and
+// Broadcaster the Notifier they embed to wake followers.
 //
 // Quick start:
 //

@@ -22,34 +22,18 @@ import (
 	"github.com/reinhq/rein/session"
 )
 
-// Durability says when an append is forced to stable storage.
-type Durability int
+// Durability says when an append is forced to stable storage: the
+// store fsyncs the session file after a batch holding a step.end or
+// turn.end (DurabilityStep, the default), after every batch
+// (DurabilityAlways) or never (DurabilityNever).
+type Durability = session.Durability
 
+// The Durability settings, the same as session's.
 const (
-	// DurabilityStep syncs after a batch that ends a step or a turn
-	// (holds a step.end or turn.end event). A crash of the machine may
-	// lose the events of the step in progress, never a finished step.
-	// It is the default.
-	DurabilityStep Durability = iota
-	// DurabilityAlways syncs after every batch.
-	DurabilityAlways
-	// DurabilityNever never syncs: a crash of the process loses nothing,
-	// a crash of the machine may lose what the OS had not yet written.
-	DurabilityNever
+	DurabilityStep   = session.DurabilityStep
+	DurabilityAlways = session.DurabilityAlways
+	DurabilityNever  = session.DurabilityNever
 )
-
-// String returns "step", "always" or "never".
-func (d Durability) String() string {
-	switch d {
-	case DurabilityStep:
-		return "step"
-	case DurabilityAlways:
-		return "always"
-	case DurabilityNever:
-		return "never"
-	}
-	return fmt.Sprintf("Durability(%d)", int(d))
-}
 
 // Options configures a Store. A nil *Options is the zero value.
 type Options struct {
@@ -77,7 +61,8 @@ type Store struct {
 	mu       sync.Mutex
 	closed   bool
 	sessions map[session.ID]*state
-	subs     map[session.ID]map[chan struct{}]struct{}
+
+	subs session.Broadcaster // wakes Subscribe's channels after appends
 }
 
 // state is what the Store knows of one session it has opened.
@@ -401,7 +386,7 @@ func (s *Store) write(st *state, f *os.File, events []session.Event, forceSync b
 	st.lastSeq = last.Seq
 	st.updated = last.Time
 	st.size.Store(prev + int64(len(buf)))
-	s.notify(st.id)
+	s.subs.Notify(st.id)
 	if cap(st.buf) > 1<<20 {
 		st.buf = nil // do not pin one huge batch's buffer
 	}
@@ -1035,6 +1020,7 @@ func (s *Store) Close() error {
 		return nil
 	}
 	s.closed = true
+	s.subs.Close()
 	states := s.sessions
 	s.sessions = nil
 	s.mu.Unlock()

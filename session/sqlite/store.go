@@ -21,34 +21,20 @@ import (
 	"github.com/reinhq/rein/session"
 )
 
-// Durability says when a commit is forced to stable storage.
-type Durability int
+// Durability says when a commit is forced to stable storage. It maps to
+// PRAGMA synchronous: DurabilityStep (the default) commits with
+// synchronous=NORMAL and syncs the write-ahead log on a commit that ends
+// a step or a turn (holds a step.end or turn.end event);
+// DurabilityAlways is synchronous=FULL for every commit; DurabilityNever
+// is synchronous=OFF, so a crash of the machine may lose recent commits.
+type Durability = session.Durability
 
+// The Durability settings, the same as session's.
 const (
-	// DurabilityStep commits with synchronous=NORMAL and syncs the
-	// write-ahead log on a commit that ends a step or a turn (holds a
-	// step.end or turn.end event). A crash of the machine may lose the
-	// step in progress, never a finished step. It is the default.
-	DurabilityStep Durability = iota
-	// DurabilityAlways syncs every commit (synchronous=FULL).
-	DurabilityAlways
-	// DurabilityNever never syncs (synchronous=OFF): a crash of the
-	// process loses nothing, a crash of the machine may lose recent commits.
-	DurabilityNever
+	DurabilityStep   = session.DurabilityStep
+	DurabilityAlways = session.DurabilityAlways
+	DurabilityNever  = session.DurabilityNever
 )
-
-// String returns "step", "always" or "never".
-func (d Durability) String() string {
-	switch d {
-	case DurabilityStep:
-		return "step"
-	case DurabilityAlways:
-		return "always"
-	case DurabilityNever:
-		return "never"
-	}
-	return fmt.Sprintf("Durability(%d)", int(d))
-}
 
 // Options configures a Store. A nil *Options is the zero value.
 type Options struct {
@@ -83,7 +69,8 @@ type Store struct {
 	mu       sync.Mutex
 	closed   bool
 	sessions map[session.ID]*state
-	subs     map[session.ID]map[chan struct{}]struct{}
+
+	subs session.Broadcaster // wakes Subscribe's channels after appends
 }
 
 // state is what the Store knows of a session it has opened.
@@ -500,7 +487,7 @@ func (s *Store) Append(ctx context.Context, id session.ID, events ...session.Eve
 		return fmt.Errorf("sqlite: append to %q: %w", id, err)
 	}
 	st.lastSeq = events[len(events)-1].Seq
-	s.notify(id)
+	s.subs.Notify(id)
 	return nil
 }
 
@@ -741,6 +728,7 @@ func (s *Store) Close() error {
 		return nil
 	}
 	s.closed = true
+	s.subs.Close()
 	s.sessions = nil
 	s.mu.Unlock()
 	s.wmu.Lock()
