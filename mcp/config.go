@@ -148,6 +148,10 @@ type Options struct {
 	// ShutdownGrace is how long a stdio server may take to exit after its
 	// input closes before it is terminated; zero means 2s.
 	ShutdownGrace time.Duration
+	// ToolCache, when set, is a directory where every server's last tool
+	// list is kept (<server>.json); a lazy server without CachedTools
+	// starts from it, so it need not connect until its first call.
+	ToolCache string
 	// StateDir holds OAuth tokens (mcp/oauth/<server>.json, mode 0600).
 	StateDir string
 	// ClientName and ClientVersion identify rein to servers; zero means

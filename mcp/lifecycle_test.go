@@ -130,3 +130,34 @@ func TestSecretsStayOutOfErrorsAndEvents(t *testing.T) {
 		t.Errorf("error = %v, want it to name the unset variable", err)
 	}
 }
+
+func TestToolCacheMakesLazyServersLazy(t *testing.T) {
+	dir := t.TempDir()
+	srv := newServer(t, "")
+	var dials atomic.Int32
+	cfg := mcp.ServerConfig{Name: "s", NewTransport: inProcess(t, srv, &dials), Lazy: true}
+	// First start: no cache yet, so the lazy server connects to list.
+	m1 := newManager(t, &mcp.Options{ToolCache: dir, Servers: []mcp.ServerConfig{cfg}})
+	if _, err := m1.Tools(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	m1.Close()
+	if n := dials.Load(); n != 1 {
+		t.Fatalf("first start connected %d times, want 1", n)
+	}
+	// Second start: tools from the cache, no connection until a call.
+	m2 := newManager(t, &mcp.Options{ToolCache: dir, Servers: []mcp.ServerConfig{cfg}})
+	ts, err := m2.Tools(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ts) != 3 || dials.Load() != 1 {
+		t.Fatalf("second start: %d tools, %d connections; want 3 tools from the cache and no new connection", len(ts), dials.Load())
+	}
+	if _, err := m2.Call(context.Background(), "s", "echo", []byte(`{"message":"x"}`)); err != nil {
+		t.Fatal(err)
+	}
+	if n := dials.Load(); n != 2 {
+		t.Errorf("connections after the first call = %d, want 2", n)
+	}
+}

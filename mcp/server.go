@@ -75,13 +75,17 @@ func (s *server) connectTimeout() time.Duration {
 func (s *server) bootstrap(ctx context.Context) error {
 	start := time.Now()
 	ev := &BootstrapEnd{Server: s.cfg.Name, Transport: s.cfg.transport()}
-	if s.cfg.Lazy && len(s.cfg.CachedTools) > 0 {
+	cached := s.cfg.CachedTools
+	if s.cfg.Lazy && len(cached) == 0 {
+		cached = s.m.loadToolCache(s.cfg.Name)
+	}
+	if s.cfg.Lazy && len(cached) > 0 {
 		s.mu.Lock()
 		if s.cs == nil && s.state != StateClosed {
 			s.state = StateLazy
 			s.lazyFirst = true
 		}
-		ev.Warnings = s.setToolsLocked(s.cfg.CachedTools)
+		ev.Warnings = s.setToolsLocked(cached)
 		ev.ToolCount = len(s.tools)
 		s.mu.Unlock()
 		ev.OK, ev.Lazy, ev.Cached = true, true, true
@@ -178,6 +182,7 @@ func (s *server) ensure(ctx context.Context) (*sdk.ClientSession, error) {
 		old := s.names()
 		s.setToolsLocked(info.tools)
 		names := s.names()
+		s.m.saveToolCache(s.cfg.Name, info.tools)
 		s.m.wg.Add(1)
 		s.mu.Unlock()
 
@@ -511,6 +516,7 @@ func (s *server) refresh(ctx context.Context) {
 	s.setToolsLocked(tools)
 	names := s.names()
 	s.mu.Unlock()
+	s.m.saveToolCache(s.cfg.Name, tools)
 	s.m.toolsChanged() // descriptions and schemas may have changed too
 	if !slices.Equal(old, names) {
 		s.m.emit(&ToolsChanged{Server: s.cfg.Name, Tools: names})

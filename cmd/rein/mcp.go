@@ -246,7 +246,8 @@ func mcpServers(cfg *mcpConfig, flags []string) ([]mcp.ServerConfig, error) {
 // under the state dir, diagnostics of failing servers to w. The caller
 // closes it (agent.Options.Closers does), which stops every server process.
 func newMCPManager(servers []mcp.ServerConfig, w io.Writer, events func(mcp.Event)) (*mcp.Manager, error) {
-	m, err := mcp.New(&mcp.Options{Servers: servers, StateDir: stateDir(), ClientName: "rein", ClientVersion: versionString(), Events: events})
+	m, err := mcp.New(&mcp.Options{Servers: servers, StateDir: stateDir(), ToolCache: filepath.Join(stateDir(), "mcp", "tools"),
+		ClientName: "rein", ClientVersion: versionString(), Events: events})
 	if err != nil {
 		return nil, usageErrorf("%v", err)
 	}
