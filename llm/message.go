@@ -157,17 +157,17 @@ func UserText(s string) Message {
 func (m Message) MarshalJSON() ([]byte, error) {
 	type wire struct {
 		Role       Role        `json:"role"`
-		Parts      partList    `json:"parts"`
+		Parts      PartList    `json:"parts"`
 		Provenance *Provenance `json:"provenance,omitempty"`
 	}
-	return json.Marshal(wire{m.Role, partList(m.Parts), m.Provenance})
+	return json.Marshal(wire{m.Role, PartList(m.Parts), m.Provenance})
 }
 
 // UnmarshalJSON decodes a message written by MarshalJSON.
 func (m *Message) UnmarshalJSON(b []byte) error {
 	var w struct {
 		Role       Role        `json:"role"`
-		Parts      partList    `json:"parts"`
+		Parts      PartList    `json:"parts"`
 		Provenance *Provenance `json:"provenance,omitempty"`
 	}
 	if err := json.Unmarshal(b, &w); err != nil {
@@ -182,8 +182,8 @@ func (r ToolResult) MarshalJSON() ([]byte, error) {
 	type plain ToolResult
 	return json.Marshal(struct {
 		plain
-		Parts partList `json:"parts"`
-	}{plain(r), partList(r.Parts)})
+		Parts PartList `json:"parts"`
+	}{plain(r), PartList(r.Parts)})
 }
 
 // UnmarshalJSON decodes a result written by MarshalJSON.
@@ -191,7 +191,7 @@ func (r *ToolResult) UnmarshalJSON(b []byte) error {
 	type plain ToolResult
 	var w struct {
 		plain
-		Parts partList `json:"parts"`
+		Parts PartList `json:"parts"`
 	}
 	if err := json.Unmarshal(b, &w); err != nil {
 		return err
@@ -286,11 +286,15 @@ func UnmarshalPart(b []byte) (Part, error) {
 	return p, nil
 }
 
-// partList carries the "type" tag of each part through encoding/json.
-type partList []Part
+// PartList is a list of parts that keeps each part's "type" tag through
+// encoding/json; use it as the field type of a struct that carries parts.
+// An empty list decodes to nil.
+type PartList []Part
 
-func (l partList) MarshalJSON() ([]byte, error) {
-	buf := []byte{'['}
+// MarshalJSON encodes the parts as a JSON array of tagged objects.
+func (l PartList) MarshalJSON() ([]byte, error) {
+	buf := make([]byte, 0, 64*len(l)+2)
+	buf = append(buf, '[')
 	for i, p := range l {
 		if i > 0 {
 			buf = append(buf, ',')
@@ -304,10 +308,15 @@ func (l partList) MarshalJSON() ([]byte, error) {
 	return append(buf, ']'), nil
 }
 
-func (l *partList) UnmarshalJSON(b []byte) error {
+// UnmarshalJSON decodes an array written by MarshalJSON.
+func (l *PartList) UnmarshalJSON(b []byte) error {
 	var raws []json.RawMessage
 	if err := json.Unmarshal(b, &raws); err != nil {
 		return err
+	}
+	if len(raws) == 0 {
+		*l = nil
+		return nil
 	}
 	out := make([]Part, 0, len(raws))
 	for _, r := range raws {

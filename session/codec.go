@@ -215,52 +215,11 @@ func newPayload(typ string) Payload {
 	return nil
 }
 
-// partList carries each part's "type" tag through encoding/json. An empty
-// list encodes as [] and decodes to nil.
-type partList []llm.Part
-
-func (l partList) MarshalJSON() ([]byte, error) {
-	buf := make([]byte, 0, 64*len(l)+2)
-	buf = append(buf, '[')
-	for i, p := range l {
-		if i > 0 {
-			buf = append(buf, ',')
-		}
-		b, err := llm.MarshalPart(p)
-		if err != nil {
-			return nil, err
-		}
-		buf = append(buf, b...)
-	}
-	return append(buf, ']'), nil
-}
-
-func (l *partList) UnmarshalJSON(b []byte) error {
-	var raws []json.RawMessage
-	if err := json.Unmarshal(b, &raws); err != nil {
-		return err
-	}
-	if len(raws) == 0 {
-		*l = nil
-		return nil
-	}
-	out := make([]llm.Part, 0, len(raws))
-	for _, r := range raws {
-		p, err := llm.UnmarshalPart(r)
-		if err != nil {
-			return err
-		}
-		out = append(out, p)
-	}
-	*l = out
-	return nil
-}
-
 // MarshalJSON encodes the message with each part tagged by its "type".
 func (m UserMessage) MarshalJSON() ([]byte, error) {
 	type plain UserMessage
 	return json.Marshal(struct {
-		Parts partList `json:"parts"`
+		Parts llm.PartList `json:"parts"`
 		plain
 	}{m.Parts, plain(m)})
 }
@@ -270,7 +229,7 @@ func (m *UserMessage) UnmarshalJSON(b []byte) error {
 	type plain UserMessage
 	var w struct {
 		plain
-		Parts partList `json:"parts"`
+		Parts llm.PartList `json:"parts"`
 	}
 	if err := json.Unmarshal(b, &w); err != nil {
 		return err
@@ -284,7 +243,7 @@ func (m *UserMessage) UnmarshalJSON(b []byte) error {
 func (m ContextMessage) MarshalJSON() ([]byte, error) {
 	type plain ContextMessage
 	return json.Marshal(struct {
-		Parts partList `json:"parts"`
+		Parts llm.PartList `json:"parts"`
 		plain
 	}{m.Parts, plain(m)})
 }
@@ -294,7 +253,7 @@ func (m *ContextMessage) UnmarshalJSON(b []byte) error {
 	type plain ContextMessage
 	var w struct {
 		plain
-		Parts partList `json:"parts"`
+		Parts llm.PartList `json:"parts"`
 	}
 	if err := json.Unmarshal(b, &w); err != nil {
 		return err
@@ -308,7 +267,7 @@ func (m *ContextMessage) UnmarshalJSON(b []byte) error {
 func (m SteeringMessage) MarshalJSON() ([]byte, error) {
 	type plain SteeringMessage
 	return json.Marshal(struct {
-		Parts partList `json:"parts"`
+		Parts llm.PartList `json:"parts"`
 		plain
 	}{m.Parts, plain(m)})
 }
@@ -318,7 +277,7 @@ func (m *SteeringMessage) UnmarshalJSON(b []byte) error {
 	type plain SteeringMessage
 	var w struct {
 		plain
-		Parts partList `json:"parts"`
+		Parts llm.PartList `json:"parts"`
 	}
 	if err := json.Unmarshal(b, &w); err != nil {
 		return err
@@ -332,7 +291,7 @@ func (m *SteeringMessage) UnmarshalJSON(b []byte) error {
 func (m AssistantMessage) MarshalJSON() ([]byte, error) {
 	type plain AssistantMessage
 	return json.Marshal(struct {
-		Parts partList `json:"parts"`
+		Parts llm.PartList `json:"parts"`
 		plain
 	}{m.Parts, plain(m)})
 }
@@ -342,7 +301,7 @@ func (m *AssistantMessage) UnmarshalJSON(b []byte) error {
 	type plain AssistantMessage
 	var w struct {
 		plain
-		Parts partList `json:"parts"`
+		Parts llm.PartList `json:"parts"`
 	}
 	if err := json.Unmarshal(b, &w); err != nil {
 		return err
@@ -357,7 +316,7 @@ func (m *AssistantMessage) UnmarshalJSON(b []byte) error {
 type toolResultWire struct {
 	CallID      llm.CallID    `json:"call_id"`
 	Name        string        `json:"name,omitempty"`
-	Parts       partList      `json:"parts"`
+	Parts       llm.PartList  `json:"parts"`
 	IsError     bool          `json:"is_error,omitempty"`
 	Code        string        `json:"code,omitempty"`
 	Outcome     string        `json:"outcome,omitempty"`
