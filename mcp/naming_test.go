@@ -101,3 +101,38 @@ func TestExpand(t *testing.T) {
 		})
 	}
 }
+
+func FuzzExpand(f *testing.F) {
+	for _, s := range []string{"", "plain", "${A}", "$${A}", "${", "a$", "${A}${B}x", "$$$"} {
+		f.Add(s)
+	}
+	lookup := func(k string) (string, bool) { return "<" + k + ">", k != "" && k[0] != 'Z' }
+	f.Fuzz(func(t *testing.T, s string) {
+		got, err := Expand(s, lookup)
+		if err != nil {
+			return
+		}
+		if !strings.Contains(s, "$") && got != s {
+			t.Fatalf("Expand(%q) = %q; text without $ must come back unchanged", s, got)
+		}
+	})
+}
+
+func FuzzToolName(f *testing.F) {
+	for _, s := range []string{"echo", "get-sum", "a.b", "", "ü", strings.Repeat("x", 100)} {
+		f.Add("srv", s)
+	}
+	f.Fuzz(func(t *testing.T, server, name string) {
+		if sanitize(server) == "" {
+			return
+		}
+		seen := map[string]bool{}
+		for range 3 {
+			n := toolName(server, name, func(s string) bool { return seen[s] })
+			if !tool.ValidName(n) || seen[n] {
+				t.Fatalf("toolName(%q, %q) = %q: invalid or repeated", server, name, n)
+			}
+			seen[n] = true
+		}
+	})
+}

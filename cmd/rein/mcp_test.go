@@ -173,3 +173,15 @@ func TestMCPListEverything(t *testing.T) {
 		t.Errorf("table = exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 }
+
+func FuzzSplitWords(f *testing.F) {
+	for _, s := range []string{"a b", `'a b' "c d"`, `a\ b`, `"a\"b"`, `'`, `"`, `\`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		words, err := splitWords(s)
+		if err == nil && len(words) == 0 {
+			t.Fatalf("splitWords(%q) returned no words and no error", s)
+		}
+	})
+}
