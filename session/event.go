@@ -146,8 +146,8 @@ type StepEnd struct {
 
 // UserMessage is a prompt.
 type UserMessage struct {
-	Parts  []llm.Part `json:"parts"`
-	Source string     `json:"source,omitempty"`
+	Parts  llm.PartList `json:"parts"`
+	Source string       `json:"source,omitempty"`
 }
 
 // PromptBlocked records a prompt a hook denied; it never reached the model.
@@ -159,15 +159,15 @@ type PromptBlocked struct {
 // ContextMessage is context given to the model (an inject, a hook's
 // additional context), rendered as context rather than as a prompt.
 type ContextMessage struct {
-	Parts  []llm.Part `json:"parts"`
-	Source string     `json:"source,omitempty"`
+	Parts  llm.PartList `json:"parts"`
+	Source string       `json:"source,omitempty"`
 }
 
 // SteeringMessage is a message sent while the agent works; the next
 // request sees it after the step's tool results.
 type SteeringMessage struct {
-	Parts  []llm.Part `json:"parts"`
-	Source string     `json:"source,omitempty"`
+	Parts  llm.PartList `json:"parts"`
+	Source string       `json:"source,omitempty"`
 }
 
 // RequestHeader records what, besides the derived history, makes up a
@@ -203,7 +203,7 @@ type ChunkDelta struct {
 // AssistantMessage is the model's response. An interrupted one holds what
 // streamed before a cancel, with no tool calls.
 type AssistantMessage struct {
-	Parts       []llm.Part       `json:"parts"`
+	Parts       llm.PartList     `json:"parts"`
 	Provenance  *llm.Provenance  `json:"provenance,omitempty"`
 	Usage       llm.Usage        `json:"usage,omitzero"`
 	Finish      llm.FinishReason `json:"finish,omitempty"`
@@ -226,7 +226,7 @@ type ToolCall struct {
 type ToolResult struct {
 	CallID      llm.CallID    `json:"call_id"`
 	Name        string        `json:"name,omitempty"`
-	Parts       []llm.Part    `json:"parts"`
+	Parts       llm.PartList  `json:"parts"`
 	IsError     bool          `json:"is_error,omitempty"`
 	Code        string        `json:"code,omitempty"`
 	Outcome     string        `json:"outcome,omitempty"`
