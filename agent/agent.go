@@ -11,6 +11,7 @@ import (
 	"io"
 	"log/slog"
 	mrand "math/rand/v2"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -79,16 +80,21 @@ type Agent struct {
 	watch    *cachewatch.Watcher
 	toolHash string
 	toolList []string
-	sampling json.RawMessage
-	template llm.Request
-	maxSteps int
-	retry    RetryPolicy
-	grace    time.Duration
-	parallel int
-	store    session.Store
-	ownStore bool // the agent made the store and closes it
-	bus      *hook.Bus
-	unsub    []func()
+	// baseTools are Options.Tools and ToolSet's; dynSets the last sets
+	// Options.DynamicTools returned. The tool fields above are swapped
+	// whole under logMu when those sets change.
+	baseTools []tool.Tool
+	dynSets   []*tool.Set
+	sampling  json.RawMessage
+	template  llm.Request
+	maxSteps  int
+	retry     RetryPolicy
+	grace     time.Duration
+	parallel  int
+	store     session.Store
+	ownStore  bool // the agent made the store and closes it
+	bus       *hook.Bus
+	unsub     []func()
 
 	// logMu guards the log writer: seq, the pending batch and the deriver.
 	logMu   sync.Mutex
@@ -110,9 +116,19 @@ type Agent struct {
 }
 
 type toolEntry struct {
-	t    tool.Tool
-	spec tool.Spec
-	v    *validator
+	t      tool.Tool
+	spec   tool.Spec
+	v      *validator
+	origin string // native, or what the tool says of itself (mcp)
+}
+
+// originOf says where a tool comes from: tools that are not rein's own
+// (an MCP server's) tell by an Origin method.
+func originOf(t tool.Tool) string {
+	if o, ok := t.(interface{ Origin() string }); ok && o.Origin() != "" {
+		return o.Origin()
+	}
+	return "native"
 }
 
 // New returns an agent over the session in opts (opened, repaired, or
@@ -170,9 +186,14 @@ func New(opts *Options) (*Agent, error) {
 	if a.parallel <= 0 {
 		a.parallel = 8
 	}
-	tools := opts.Tools
+	a.baseTools = opts.Tools
 	if opts.ToolSet != nil {
-		tools = append(tools[:len(tools):len(tools)], opts.ToolSet.Tools()...)
+		a.baseTools = append(a.baseTools[:len(a.baseTools):len(a.baseTools)], opts.ToolSet.Tools()...)
+	}
+	tools := a.baseTools
+	if opts.DynamicTools != nil {
+		a.dynSets = opts.DynamicTools()
+		tools = withSets(a.baseTools, a.dynSets)
 	}
 	if err := a.setTools(tools); err != nil {
 		return nil, err
@@ -223,9 +244,7 @@ func New(opts *Options) (*Agent, error) {
 	}
 	a.watch = cachewatch.New(&cachewatch.Options{SectionNames: names}) // wall clock: the cache lives in real time
 	a.sampling = samplingOf(&a.template)
-	for _, t := range a.targets {
-		a.keys = append(a.keys, headerKey(t.Provider, t.Model, a.sysHash, a.toolHash, string(a.sampling)))
-	}
+	a.rekey()
 	a.store = opts.Store
 	if a.store == nil {
 		a.store, a.ownStore = session.NewMemStore(), true
@@ -241,8 +260,54 @@ func New(opts *Options) (*Agent, error) {
 	return a, nil
 }
 
+// rekey computes the request-header key of each target, which names
+// what a request.header records.
+func (a *Agent) rekey() {
+	a.keys = a.keys[:0]
+	for _, t := range a.targets {
+		a.keys = append(a.keys, headerKey(t.Provider, t.Model, a.sysHash, a.toolHash, string(a.sampling)))
+	}
+}
+
+// withSets returns base followed by the tools of sets.
+func withSets(base []tool.Tool, sets []*tool.Set) []tool.Tool {
+	out := base[:len(base):len(base)]
+	for _, s := range sets {
+		if s != nil {
+			out = append(out, s.Tools()...)
+		}
+	}
+	return out
+}
+
+// refreshTools takes up a change of Options.DynamicTools at a step
+// boundary: the tools, their specs and the header key are rebuilt, so the
+// next request offers the new list and records it. A list that cannot be
+// used (two tools of one name) is logged and the old one kept.
+func (a *Agent) refreshTools() {
+	if a.opts.DynamicTools == nil {
+		return
+	}
+	sets := a.opts.DynamicTools()
+	if slices.Equal(sets, a.dynSets) {
+		return
+	}
+	if err := a.setTools(withSets(a.baseTools, sets)); err != nil {
+		a.log.Warn("the changed tool list is not usable; keeping the old one", "session", a.sid, "err", err)
+		return
+	}
+	a.dynSets = sets
+	a.logMu.Lock()
+	a.rekey()
+	a.fixed = a.fixedTokens()
+	a.logMu.Unlock()
+}
+
 func (a *Agent) setTools(ts []tool.Tool) error {
-	a.tools = make(map[string]*toolEntry, len(ts))
+	tools := make(map[string]*toolEntry, len(ts))
+	var specs []llm.ToolSpec
+	var names []string
+	var hash string
 	h := sha256.New()
 	for _, t := range ts {
 		var err error
@@ -250,7 +315,7 @@ func (a *Agent) setTools(ts []tool.Tool) error {
 		if spec.Name == "" {
 			return fmt.Errorf("agent: a tool has no name")
 		}
-		if _, dup := a.tools[spec.Name]; dup {
+		if _, dup := tools[spec.Name]; dup {
 			return fmt.Errorf("agent: two tools are named %q; names must be unique", spec.Name)
 		}
 		var v *validator
@@ -259,16 +324,17 @@ func (a *Agent) setTools(ts []tool.Tool) error {
 		} else if v, err = newValidator(spec.Schema); err != nil {
 			return fmt.Errorf("agent: tool %q: %w", spec.Name, err)
 		}
+		origin := originOf(t)
 		if a.opts.DryRun {
 			t = tool.DryRun(t)
 		}
-		a.tools[spec.Name] = &toolEntry{t: t, spec: spec, v: v}
+		tools[spec.Name] = &toolEntry{t: t, spec: spec, v: v, origin: origin}
 		schema := spec.Schema
 		if len(schema) == 0 {
 			schema = json.RawMessage(`{"type":"object"}`)
 		}
-		a.specs = append(a.specs, llm.ToolSpec{Name: spec.Name, Description: spec.Description, Schema: schema})
-		a.toolList = append(a.toolList, spec.Name)
+		specs = append(specs, llm.ToolSpec{Name: spec.Name, Description: spec.Description, Schema: schema})
+		names = append(names, spec.Name)
 		h.Write([]byte(spec.Name))
 		h.Write([]byte{0})
 		h.Write(schema)
@@ -276,9 +342,12 @@ func (a *Agent) setTools(ts []tool.Tool) error {
 		h.Write([]byte(spec.Description))
 		h.Write([]byte{0})
 	}
-	if len(a.specs) > 0 {
-		a.toolHash = hex.EncodeToString(h.Sum(nil)[:8])
+	if len(specs) > 0 {
+		hash = hex.EncodeToString(h.Sum(nil)[:8])
 	}
+	a.logMu.Lock()
+	a.tools, a.specs, a.toolList, a.toolHash = tools, specs, names, hash
+	a.logMu.Unlock()
 	return nil
 }
 

@@ -112,12 +112,13 @@ func (a *Agent) Context(ctx context.Context) (*ContextBreakdown, error) {
 		b.System = append(b.System, it)
 		b.SystemTokens += it.Tokens
 	}
-	for _, sp := range a.specs {
+	a.logMu.Lock()
+	specs := a.specs // swapped whole when the tools change
+	for _, sp := range specs {
 		it := ContextItem{Kind: "tool", Name: sp.Name, Tokens: estimateTool(sp)}
 		b.Tools = append(b.Tools, it)
 		b.ToolTokens += it.Tokens
 	}
-	a.logMu.Lock()
 	msgs := a.hist.Messages()
 	b.ConversationTokens = a.hist.tokens()
 	a.logMu.Unlock()
@@ -125,7 +126,7 @@ func (a *Agent) Context(ctx context.Context) (*ContextBreakdown, error) {
 	b.Total = b.SystemTokens + b.ToolTokens + b.ConversationTokens
 	if tc, ok := t.Client.(llm.TokenCounter); ok {
 		req := a.template
-		req.Model, req.System, req.Tools, req.Messages = t.Model, a.system, a.specs, msgs
+		req.Model, req.System, req.Tools, req.Messages = t.Model, a.system, specs, msgs
 		n, err := tc.CountTokens(ctx, &req)
 		switch {
 		case err == nil:

@@ -47,6 +47,12 @@ type Options struct {
 	// names the model uses for them (a hallucinated MCP-style name, a
 	// renamed tool) to the real tool.
 	ToolSet *tool.Set
+	// DynamicTools, when set, returns tool sets whose contents may change
+	// while the agent lives — an MCP server's tools after it announced a
+	// change. It is called at New and at every step boundary; when a
+	// returned set differs (by identity) from the last, the tools are
+	// rebuilt and the next request offers and records the new list.
+	DynamicTools func() []*tool.Set
 	// Request is a template for every model request's sampling, reasoning
 	// and tool-choice fields. Its Model, System, Messages and Tools are
 	// set by the agent.

@@ -445,6 +445,7 @@ func (r *runState) loop() (*Result, error) {
 		r.stepBytes = 0
 		r.stepStart = a.opts.Now()
 		r.emit(&session.StepStart{Step: r.step})
+		a.refreshTools()
 		r.header(a.targets[r.target], r.step == 1)
 		// One write opens the step: what arrived since the last step, the
 		// step's start and header. The request is built from it.

@@ -458,7 +458,7 @@ func (b *batch) dispatch(s *callState) {
 		return
 	}
 	a.mu.Unlock()
-	r.emit(&session.ToolCall{CallID: s.call.ID, Name: s.call.Name, Args: s.args, Origin: "native", Coerced: s.coerced})
+	r.emit(&session.ToolCall{CallID: s.call.ID, Name: s.call.Name, Args: s.args, Origin: s.entry.origin, Coerced: s.coerced})
 	if !r.flush() {
 		// A call whose start is not on the record does not run.
 		b.settle(s, tool.Errorf(textAbortedBeforeDispatch), session.OutcomeCancelled, CodeAborted, false)

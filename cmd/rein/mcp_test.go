@@ -2,6 +2,8 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
+	"github.com/reinhq/rein/llm/llmtest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -171,6 +173,49 @@ func TestMCPListEverything(t *testing.T) {
 	r = e.run(nil, "mcp", "list", "--mcp", "everything="+bin+" stdio")
 	if r.code != 0 || !strings.Contains(r.stdout, "everything") || !strings.Contains(r.stdout, "connected") {
 		t.Errorf("table = exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+}
+
+// everythingBin returns the npm reference server, or skips.
+func everythingBin(t *testing.T) string {
+	t.Helper()
+	if _, err := exec.LookPath("node"); err != nil {
+		t.Skip("node is not installed; install Node.js 18+ to run the MCP reference-server tests")
+	}
+	bin, _ := filepath.Abs(filepath.Join("..", "..", "mcp", "testdata", "node", "node_modules", ".bin", "mcp-server-everything"))
+	if _, err := os.Stat(bin); err != nil {
+		t.Skip("mcp-server-everything is not installed; run: npm ci --prefix mcp/testdata/node")
+	}
+	return bin
+}
+
+// rein run with --mcp: the model calls a server's tool through the loop,
+// the call is recorded with origin mcp, and a server that cannot start
+// is reported without stopping the run.
+func TestRunCallsMCPTool(t *testing.T) {
+	bin := everythingBin(t)
+	e := newEnv(t)
+	m := llmtest.NewModel(
+		llmtest.CallTool("c1", "mcp_everything_echo", `{"message":"hello over stdio"}`),
+		llmtest.Reply("It echoed."),
+	)
+	srv := llmtest.NewServer(t, m)
+	r := e.run(anthropicWire.env(), anthropicWire.args(srv, e, "--json", "--approve", "auto",
+		"--mcp", "everything="+bin+" stdio", "--mcp", "broken=/nonexistent/server", "echo it")...)
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	if !strings.Contains(r.stderr, "broken") {
+		t.Errorf("the failed server was not reported:\n%s", r.stderr)
+	}
+	evs := parseEvents(t, r.stdout)
+	calls := eventsOf(evs, "tool.call")
+	if len(calls) != 1 || calls[0]["name"] != "mcp_everything_echo" || calls[0]["origin"] != "mcp" {
+		t.Errorf("tool.call events = %v, want one mcp_everything_echo call with origin mcp", calls)
+	}
+	results := eventsOf(evs, "tool.result")
+	if len(results) != 1 || results[0]["is_error"] == true || !strings.Contains(fmt.Sprint(results[0]["parts"]), "hello over stdio") {
+		t.Errorf("tool.result events = %v, want the echo", results)
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/reinhq/rein/mcp"
 	"io"
 	"os"
 	"path/filepath"
@@ -72,7 +73,16 @@ type setup struct {
 	// auth checks); the hook commands are the agent's own.
 	runHooks *hook.Set
 	commands *command.Runner
-	resumed  bool // the session existed before
+	mcp      *mcp.Manager // nil without MCP servers
+	resumed  bool         // the session existed before
+}
+
+// mcpSets gives the agent the MCP servers' current tools at every step.
+func (s *setup) mcpSets() []*tool.Set {
+	if s.mcp == nil {
+		return nil
+	}
+	return []*tool.Set{s.mcp.Set()}
 }
 
 // request is a RunRequest for prompt with the setup's run-level hooks.
@@ -260,11 +270,16 @@ func (a *app) build(ctx context.Context, f *agentFlags, ask tool.Approver, inter
 	}
 	if mgr != nil {
 		s.kit.closers = append(s.kit.closers, mgr.Closers()...)
-		mt, err := mgr.Tools(ctx)
-		if err != nil {
-			return nil, fmt.Errorf("MCP tools: %w", err)
+		// A server that fails to start does not stop the others: say so
+		// and go on with the tools of those that started.
+		if _, err := mgr.Tools(ctx); err != nil {
+			var be *mcp.BootstrapError
+			if !errors.As(err, &be) {
+				return nil, fmt.Errorf("MCP tools: %w", err)
+			}
+			fmt.Fprintf(a.stderr, "rein: %v\n", err)
 		}
-		s.kit.tools = append(s.kit.tools, mt...)
+		s.mcp = mgr
 		if in := mgr.Instructions(); in != "" {
 			s.system += "\n\n" + in
 		}
@@ -276,17 +291,20 @@ func (a *app) build(ctx context.Context, f *agentFlags, ask tool.Approver, inter
 	}
 	s.agent, err = agent.New(&agent.Options{
 		Model: model, Provider: t.provider.name, ModelName: t.model,
-		System:   s.system,
-		Tools:    s.kit.tools,
-		Store:    s.store,
-		Session:  sid,
-		Hooks:    hooks,
-		Approver: approver,
-		DryRun:   f.dryRun,
-		Closers:  s.kit.closers,
-		Notices:  notices,
-		Limits:   agent.Limits{MaxSteps: maxSteps, MaxCost: f.maxCost},
-		Cost:     catalogCost,
+		System: s.system,
+		Tools:  s.kit.tools,
+		// An MCP server's tools are read again at every step, so a
+		// tools/list_changed reaches the next request.
+		DynamicTools: s.mcpSets,
+		Store:        s.store,
+		Session:      sid,
+		Hooks:        hooks,
+		Approver:     approver,
+		DryRun:       f.dryRun,
+		Closers:      s.kit.closers,
+		Notices:      notices,
+		Limits:       agent.Limits{MaxSteps: maxSteps, MaxCost: f.maxCost},
+		Cost:         catalogCost,
 		// Compact automatically near the context window, and let providers
 		// with explicit caching (Anthropic) cache the growing prefix.
 		Compaction:  &agent.CompactionOptions{},

@@ -1,0 +1,80 @@
+package agent_test
+
+import (
+	"context"
+	"slices"
+	"sync/atomic"
+	"testing"
+
+	"github.com/reinhq/rein/agent"
+	"github.com/reinhq/rein/llm"
+	"github.com/reinhq/rein/llm/llmtest"
+	"github.com/reinhq/rein/session"
+	"github.com/reinhq/rein/tool"
+)
+
+// remoteTool is a tool that says where it comes from, as MCP tools do.
+type remoteTool struct{ tool.Func }
+
+func (remoteTool) Origin() string { return "mcp" }
+
+func remote(name, answer string) tool.Tool {
+	return remoteTool{tool.Func{
+		ToolSpec: tool.Spec{Name: name, Schema: []byte(`{"type":"object"}`), Annotations: &tool.Annotations{ReadOnly: true}},
+		Fn:       func(context.Context, *tool.Call) (*tool.Result, error) { return tool.Text(answer), nil },
+	}}
+}
+
+func toolNames(req *llm.Request) []string {
+	var names []string
+	for _, t := range req.Tools {
+		names = append(names, t.Name)
+	}
+	return names
+}
+
+func TestDynamicToolsChangeBetweenSteps(t *testing.T) {
+	first, _ := tool.NewSet(remote("mcp_docs_search", "found"))
+	second, _ := tool.NewSet(remote("mcp_docs_search", "found"), remote("mcp_docs_fetch", "page"))
+	var current atomic.Pointer[tool.Set]
+	current.Store(first)
+	// The server announces a change while the first call runs.
+	announce := &tool.Func{
+		ToolSpec: tool.Spec{Name: "announce", Schema: []byte(`{"type":"object"}`), Annotations: &tool.Annotations{ReadOnly: true}},
+		Fn: func(context.Context, *tool.Call) (*tool.Result, error) {
+			current.Store(second)
+			return tool.Text("ok"), nil
+		},
+	}
+	h := newHarness(t, &agent.Options{
+		Tools:        []tool.Tool{announce},
+		DynamicTools: func() []*tool.Set { return []*tool.Set{current.Load()} },
+	},
+		llmtest.CallTools(call("c1", "announce", `{}`), call("c2", "mcp_docs_search", `{}`)),
+		llmtest.CallTool("c3", "mcp_docs_fetch", `{}`),
+		llmtest.Reply("done"))
+	h.run("look it up")
+
+	reqs := h.m.Requests()
+	if got := toolNames(reqs[0]); !slices.Equal(got, []string{"announce", "mcp_docs_search"}) {
+		t.Errorf("first request offers %v", got)
+	}
+	if got := toolNames(reqs[1]); !slices.Equal(got, []string{"announce", "mcp_docs_search", "mcp_docs_fetch"}) {
+		t.Errorf("after the change the request offers %v", got)
+	}
+	evs := h.events()
+	if r := results(evs)["c3"]; resultText(r) != "page" {
+		t.Errorf("the new tool answered %q", resultText(r))
+	}
+	headers := ofType[*session.RequestHeader](evs)
+	if len(headers) != 2 || headers[1].Reason != "change" || !slices.Contains(headers[1].Tools, "mcp_docs_fetch") {
+		t.Errorf("request headers = %+v; want the change recorded", headers)
+	}
+	origins := map[llm.CallID]string{}
+	for _, c := range ofType[*session.ToolCall](evs) {
+		origins[c.CallID] = c.Origin
+	}
+	if origins["c1"] != "native" || origins["c2"] != "mcp" || origins["c3"] != "mcp" {
+		t.Errorf("origins = %v, want native for rein's tool and mcp for the server's", origins)
+	}
+}
