@@ -2,7 +2,6 @@ package jsonl_test
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"os/signal"
 	"strconv"
@@ -15,18 +14,17 @@ import (
 	"github.com/reinhq/rein/session/sessiontest"
 )
 
-// extraChild runs the child modes only this store has. "fsize" caps the
-// size of files the process may write just above the session file's size
-// and appends until an append fails, reporting the last seq that worked.
-func extraChild(ctx context.Context, mode string, st *jsonl.Store, say func(string, ...any)) error {
-	if mode != "fsize" {
-		return fmt.Errorf("unknown child mode %q", mode)
-	}
-	info, err := st.Info(ctx, crashID)
+// fsizeChild caps the size of files the child process may write just
+// above the session file's size and appends until an append fails,
+// reporting the last seq that worked.
+func fsizeChild(ctx context.Context, store session.Store, say func(string, ...any)) error {
+	st := store.(*jsonl.Store)
+	id := sessiontest.CrashID
+	info, err := st.Info(ctx, id)
 	if err != nil {
 		return err
 	}
-	fi, err := os.Stat(st.Path(crashID))
+	fi, err := os.Stat(st.Path(id))
 	if err != nil {
 		return err
 	}
@@ -37,7 +35,7 @@ func extraChild(ctx context.Context, mode string, st *jsonl.Store, say func(stri
 	if err := syscall.Setrlimit(syscall.RLIMIT_FSIZE, &syscall.Rlimit{Cur: limit, Max: limit}); err != nil {
 		return err
 	}
-	l := sessiontest.NewLog(crashID)
+	l := sessiontest.NewLog(id)
 	l.Events = make([]session.Event, info.LastSeq)
 	l.StartTurn("big")
 	last := info.LastSeq
@@ -45,7 +43,7 @@ func extraChild(ctx context.Context, mode string, st *jsonl.Store, say func(stri
 		l.Add(&session.ContextMessage{Parts: []llm.Part{&llm.Text{Text: strings.Repeat("z", 1500) + strconv.Itoa(n)}}})
 		l.Add(&session.ContextMessage{Parts: []llm.Part{&llm.Text{Text: strings.Repeat("y", 1500)}}})
 		batch := l.Events[last:]
-		if err := st.Append(ctx, crashID, batch...); err != nil {
+		if err := st.Append(ctx, id, batch...); err != nil {
 			say("failed %d %v", last, err)
 			return st.Close()
 		}

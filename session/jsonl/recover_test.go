@@ -171,18 +171,18 @@ func TestB49_UnknownVersionUnsupported(t *testing.T) {
 // TestB47_FailedAppendTruncated: an append that fails part way (here the
 // file size limit, in a child process) leaves no partial bytes behind.
 func TestB47_FailedAppendTruncated(t *testing.T) {
-	l := sessiontest.NewLog(crashID).FullTurn("one", "c1")
+	l := sessiontest.NewLog(sessiontest.CrashID).FullTurn("one", "c1")
 	dir := t.TempDir()
 	st := open(t, dir, nil)
 	ctx := context.Background()
-	if _, err := st.Create(ctx, &session.CreateRequest{ID: crashID}); err != nil {
+	if _, err := st.Create(ctx, &session.CreateRequest{ID: sessiontest.CrashID}); err != nil {
 		t.Fatal(err)
 	}
-	if err := st.Append(ctx, crashID, l.Events...); err != nil {
+	if err := st.Append(ctx, sessiontest.CrashID, l.Events...); err != nil {
 		t.Fatal(err)
 	}
 	st.Close()
-	cmd, lines := startChild(t, "fsize", dir, "REIN_STORE_DURABILITY=2")
+	cmd, lines := sessiontest.StartChild(t, "fsize", dir, jsonl.DurabilityNever)
 	var reply []string
 	for line := range lines {
 		reply = append(reply, line)
@@ -196,12 +196,12 @@ func TestB47_FailedAppendTruncated(t *testing.T) {
 	if !strings.Contains(reply[0], "file too large") {
 		t.Errorf("the append failed with %q, want the file size limit", reply[0])
 	}
-	b, _ := os.ReadFile(st.Path(crashID))
+	b, _ := os.ReadFile(st.Path(sessiontest.CrashID))
 	if len(b) == 0 || b[len(b)-1] != '\n' {
 		t.Fatalf("file ends with %q, want a whole line", b[max(0, len(b)-20):])
 	}
 	ro := open(t, dir, &jsonl.Options{ReadOnly: true})
-	got, err := sessiontest.ReadAll(ctx, ro, crashID, 0)
+	got, err := sessiontest.ReadAll(ctx, ro, sessiontest.CrashID, 0)
 	if err != nil || int64(len(got)) != last {
 		t.Fatalf("read %d events, %v; want %d (the last append that returned)", len(got), err, last)
 	}

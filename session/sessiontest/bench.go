@@ -1,0 +1,116 @@
+package sessiontest
+
+import (
+	"context"
+	"testing"
+
+	"github.com/reinhq/rein/session"
+)
+
+// BenchAppend appends one event of a Mix per iteration to a new session
+// of st, as the agent loop does, and reports events/s. It returns the
+// session, so the caller can report its size on disk.
+func BenchAppend(b *testing.B, st session.Store) session.ID {
+	b.Helper()
+	pool := Mix(4096)
+	ctx := context.Background()
+	id, err := st.Create(ctx, &session.CreateRequest{ID: "bench"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		e := pool[i%len(pool)]
+		e.Seq = int64(i + 1)
+		if err := st.Append(ctx, id, e); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "events/s")
+	return id
+}
+
+// BenchEventsTail appends 20,000 events of a Mix to a new session of st
+// and reads its last five per iteration, as a follower does after each
+// append.
+func BenchEventsTail(b *testing.B, st session.Store) {
+	b.Helper()
+	ctx := context.Background()
+	id, err := st.Create(ctx, &session.CreateRequest{ID: "tail"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	evs := Mix(20000)
+	if err := st.Append(ctx, id, evs...); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		n := 0
+		for _, err := range st.Events(ctx, id, int64(len(evs)-5)) {
+			if err != nil {
+				b.Fatal(err)
+			}
+			n++
+		}
+		if n != 5 {
+			b.Fatalf("read %d events, want 5", n)
+		}
+	}
+}
+
+// FillCrashed creates session id in st and appends n events of a Mix
+// followed by a turn left open as a crashed process leaves it: an open
+// step whose tool call started. It returns how many events it appended;
+// reading the session back from a reopened store adds three repair
+// events.
+func FillCrashed(tb testing.TB, st session.Store, id session.ID, n int) int {
+	tb.Helper()
+	ctx := context.Background()
+	if _, err := st.Create(ctx, &session.CreateRequest{ID: id}); err != nil {
+		tb.Fatal(err)
+	}
+	l := NewLog(id)
+	l.Events = Mix(n)
+	l.StartTurn("last").OpenStep("working", "open-call").Started("open-call")
+	for i := 0; i < len(l.Events); i += 1000 {
+		if err := st.Append(ctx, id, l.Events[i:min(i+1000, len(l.Events))]...); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	return len(l.Events)
+}
+
+// BenchOpenRepairDerive times reopening a session a crashed process left,
+// as FillCrashed makes it with events events: per iteration, restore puts
+// the crashed store's files back (untimed), then the store is opened with
+// open, the session read, which repairs it, and the model messages
+// derived from it.
+func BenchOpenRepairDerive(b *testing.B, id session.ID, events int, restore func(), open func() (session.Store, error)) {
+	b.Helper()
+	ctx := context.Background()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		restore()
+		b.StartTimer()
+		st, err := open()
+		if err != nil {
+			b.Fatal(err)
+		}
+		got, err := ReadAll(ctx, st, id, 0)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if len(got) != events+3 {
+			b.Fatalf("read %d events, want %d and 3 repairs", len(got), events)
+		}
+		if msgs := session.Derive(got); len(msgs) == 0 {
+			b.Fatal("derived nothing")
+		}
+		st.Close()
+	}
+}
