@@ -1,15 +1,21 @@
 // Package sessiontest is the conformance suite every session.Store passes,
-// and helpers that build realistic session logs for tests.
+// the crash tests every durable store passes, and helpers that build
+// realistic session logs for tests and benchmarks.
 //
-// Quick start, in a store's own test:
+// Quick start, in a durable store's own test (a Handle lets the suite
+// reopen the store under code that still holds it):
 //
 //	func TestConformance(t *testing.T) {
 //		sessiontest.RunStoreTests(t, func(t *testing.T) (session.Store, func() session.Store) {
 //			dir := t.TempDir()
-//			st := open(t, dir)
-//			return st, func() session.Store { st.Close(); return open(t, dir) }
+//			h := sessiontest.NewHandle(t, func() (session.Store, error) { return mystore.Open(dir, nil) })
+//			return h, h.Reopen
 //		})
 //	}
+//
+// RunCrashTests kills child processes that append and hold locks (see
+// its example); Mix, BenchAppend, BenchEventsTail and
+// BenchOpenRepairDerive give every store the same benchmarks.
 package sessiontest
 
 import (
