@@ -131,7 +131,7 @@ func TestB48_RepairTexts(t *testing.T) {
 	if err := checkPaired(msgs); err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff(want[0].Parts, msgs[len(msgs)-1].Parts[0].(*llm.ToolResult).Parts); diff != "" {
+	if diff := cmp.Diff([]llm.Part(want[0].Parts), msgs[len(msgs)-1].Parts[0].(*llm.ToolResult).Parts); diff != "" {
 		t.Errorf("derived result of c1 (-want +got):\n%s", diff)
 	}
 }
