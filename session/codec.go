@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"time"
 	"unicode/utf8"
-
 )
 
 // errNoPayload is returned when an event without Data is encoded.
