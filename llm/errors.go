@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"strings"
 	"time"
 )
 
@@ -60,6 +61,10 @@ func (e *ProviderError) Error() string {
 		s += "; add credit or raise the spend limit, retrying will not help"
 	case ErrContextTooLong:
 		s += "; shorten the conversation or compact it"
+	case ErrTransport:
+		if e.StatusCode == 0 && strings.Contains(s, "connection refused") {
+			s += "; is the server running at that address? (check --base-url)"
+		}
 	}
 	return s
 }

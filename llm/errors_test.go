@@ -98,3 +98,14 @@ func TestProviderErrorNeverShowsKeys(t *testing.T) {
 		t.Errorf("Redact changed plain text: %q", got)
 	}
 }
+
+func TestProviderErrorSaysToCheckTheServer(t *testing.T) {
+	e := &llm.ProviderError{Kind: llm.ErrTransport, Provider: "ollama", Err: errors.New("dial tcp 127.0.0.1:11434: connect: connection refused")}
+	if !strings.Contains(e.Error(), "is the server running") {
+		t.Errorf("Error() = %q; want a hint to check the server", e.Error())
+	}
+	e = &llm.ProviderError{Kind: llm.ErrTransport, Provider: "anthropic", Err: errors.New("stream ended before message_stop")}
+	if strings.Contains(e.Error(), "is the server running") {
+		t.Errorf("Error() = %q; the hint is only for refused connections", e.Error())
+	}
+}
