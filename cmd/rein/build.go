@@ -151,7 +151,8 @@ func parseToolList(spec string, cfg *config) ([]string, error) {
 }
 
 // buildTools makes the named tools, confined to the workspace root. Long
-// shell outputs are spilled to spillDir.
+// shell outputs are spilled to spillDir, or by default to .rein/spill in
+// the workspace, where the model can read them.
 func buildTools(root, spillDir string, names []string) (*toolKit, error) {
 	kit := &toolKit{reads: fs.NewReadState()}
 	if len(names) == 0 {

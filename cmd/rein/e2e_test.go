@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -559,5 +560,40 @@ func TestRunCrashThenRepair(t *testing.T) {
 	show := e.run(nil, "sessions", "tail", "--store", e.store, "s-crash")
 	if !strings.Contains(show.stdout, "interrupted") {
 		t.Errorf("the crashed turn was not closed as interrupted:\n%s", show.stdout)
+	}
+}
+
+// A shell output too long for the model is spilled inside the workspace,
+// and the model can read the whole of it with the read tool.
+func TestRunSpilledOutputIsReadable(t *testing.T) {
+	e := newEnv(t)
+	spillPath := regexp.MustCompile(`\S*\.rein/spill/\S+`)
+	m := llmtest.NewModel(
+		llmtest.CallTool("c1", "shell", `{"command":"seq 1 20000"}`),
+		llmtest.Respond(func(req *llm.Request) llmtest.Entry {
+			path := strings.TrimRight(spillPath.FindString(toolResultText(req, "c1")), ".,;)]")
+			if path == "" {
+				return llmtest.Reply("no spill path")
+			}
+			args, _ := json.Marshal(map[string]any{"path": path, "offset": 19990, "limit": 20})
+			return llmtest.CallTool("c2", "read", string(args))
+		}),
+		llmtest.Reply("The last number is 20000."),
+	)
+	srv := llmtest.NewServer(t, m)
+	r := e.run(anthropicWire.env(), anthropicWire.args(srv, e, "--approve", "auto", "count to 20000")...)
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	reqs := m.Requests()
+	if len(reqs) != 3 {
+		got := toolResultText(reqs[len(reqs)-1], "c1")
+		t.Fatalf("%d requests, want 3: no spill path in the %d-byte result, which ends %q", len(reqs), len(got), got[max(0, len(got)-200):])
+	}
+	if got := toolResultText(reqs[2], "c2"); !strings.Contains(got, "19999") || !strings.Contains(got, "20000") {
+		t.Errorf("reading the spill file gave %q; want the end of the full output", got)
+	}
+	if matches, _ := filepath.Glob(filepath.Join(e.work, ".rein", "spill", "*")); len(matches) == 0 {
+		t.Error("no spill file in the workspace's .rein/spill")
 	}
 }

@@ -28,6 +28,7 @@ DEEPSEEK_API_KEY, OPENROUTER_API_KEY. Base URLs: ANTHROPIC_BASE_URL,
 OPENAI_BASE_URL, or --base-url. ollama and openai-compatible need no key.
 
 State lives under $XDG_STATE_HOME/rein (default ~/.local/state/rein):
-sessions.db (the default store) and spill/ (long shell outputs).`,
+sessions.db, the default store. Long tool outputs are spilled to
+.rein/spill in the workspace, where the model can read them.`,
 	}
 }

@@ -248,7 +248,7 @@ func (a *app) build(ctx context.Context, f *agentFlags, ask tool.Approver, inter
 	if err != nil {
 		return nil, err
 	}
-	if s.kit, err = buildTools(s.root, filepath.Join(stateDir(), "spill"), names); err != nil {
+	if s.kit, err = buildTools(s.root, "", names); err != nil {
 		return nil, err
 	}
 	// Hook commands of the config file and the workspace's settings.
@@ -302,9 +302,12 @@ func (a *app) build(ctx context.Context, f *agentFlags, ask tool.Approver, inter
 		Approver:     approver,
 		DryRun:       f.dryRun,
 		Closers:      s.kit.closers,
-		Notices:      notices,
-		Limits:       agent.Limits{MaxSteps: maxSteps, MaxCost: f.maxCost},
-		Cost:         catalogCost,
+		// Spilled output stays inside the workspace, where the model's
+		// read tool can open the file it is pointed to.
+		SpillDir: filepath.Join(s.root, ".rein", "spill"),
+		Notices:  notices,
+		Limits:   agent.Limits{MaxSteps: maxSteps, MaxCost: f.maxCost},
+		Cost:     catalogCost,
 		// Compact automatically near the context window, and let providers
 		// with explicit caching (Anthropic) cache the growing prefix.
 		Compaction:  &agent.CompactionOptions{},
@@ -395,7 +398,7 @@ func (a *app) showContext(cmd *cobra.Command, f *agentFlags) error {
 	if err != nil {
 		return err
 	}
-	kit, err := buildTools(root, filepath.Join(stateDir(), "spill"), names)
+	kit, err := buildTools(root, "", names)
 	if err != nil {
 		return err
 	}
