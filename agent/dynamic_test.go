@@ -78,3 +78,30 @@ func TestDynamicToolsChangeBetweenSteps(t *testing.T) {
 		t.Errorf("origins = %v, want native for rein's tool and mcp for the server's", origins)
 	}
 }
+
+func TestHostRecordsReachTheLogAndNothingElse(t *testing.T) {
+	var pending []session.Payload
+	pending = append(pending,
+		&session.MCPEvent{Kind: "mcp:bootstrap:end", Server: "docs", Detail: []byte(`{"tools":2}`)},
+		&session.UserMessage{Parts: []llm.Part{&llm.Text{Text: "smuggled prompt"}}}, // dropped
+	)
+	h := newHarness(t, &agent.Options{Records: func() []session.Payload {
+		out := pending
+		pending = nil
+		return out
+	}}, llmtest.Reply("ok"))
+	h.run("hello")
+	evs := h.events()
+	got := ofType[*session.MCPEvent](evs)
+	if len(got) != 1 || got[0].Server != "docs" || string(got[0].Detail) != `{"tools":2}` {
+		t.Errorf("mcp.event records = %+v", got)
+	}
+	for _, u := range ofType[*session.UserMessage](evs) {
+		if partsText(u.Parts) == "smuggled prompt" {
+			t.Error("a host record added a user message")
+		}
+	}
+	if containsText(h.m.Requests()[0], "smuggled") {
+		t.Error("the model saw a dropped record")
+	}
+}

@@ -94,6 +94,13 @@ type Options struct {
 	// returns is recorded as context (source "system") that the next
 	// request sees — for example the exits of background tasks.
 	Notices func() []string
+	// Records, when set, is polled at every step boundary like Notices;
+	// what it returns is written to the log as it is — host bookkeeping
+	// such as *session.MCPEvent that observers and exports should see but
+	// the model should not. Payloads that would change the turn's shape or
+	// the model's input (boundaries, messages, tool calls and results) are
+	// dropped with a warning.
+	Records func() []session.Payload
 
 	// ContextWindow is the model's context window in tokens; zero looks
 	// the primary model up in llm.DefaultCatalog. OutputReserve is the

@@ -646,6 +646,15 @@ func (r *runState) deliver() {
 			r.emit(&session.ContextMessage{Parts: []llm.Part{&llm.Text{Text: n}}, Source: session.SourceSystem})
 		}
 	}
+	if a.opts.Records != nil {
+		for _, p := range a.opts.Records() {
+			if !hostRecord(p) {
+				a.log.Warn("a host record that would change the turn was dropped", "session", a.sid, "type", p.EventType())
+				continue
+			}
+			r.emit(p)
+		}
+	}
 	for _, q := range steers {
 		if parts, ok := r.admit(q); ok {
 			r.emit(&session.SteeringMessage{Parts: parts, Source: q.source})
@@ -1133,4 +1142,15 @@ func trimFence(s string) string {
 		t = t[:j]
 	}
 	return strings.TrimSpace(t)
+}
+
+// hostRecord reports whether a host may add p to the log through
+// Options.Records: bookkeeping only, nothing that shapes the turn or the
+// model's input.
+func hostRecord(p session.Payload) bool {
+	switch p.(type) {
+	case *session.MCPEvent, *session.SessionMeta, *session.HookDecision, *session.Repair, *session.Unknown:
+		return true
+	}
+	return false
 }

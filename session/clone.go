@@ -108,6 +108,10 @@ func ClonePayload(p Payload) Payload {
 		c.Changed = slices.Clone(p.Changed)
 		c.Detail = bytes.Clone(p.Detail)
 		return &c
+	case *MCPEvent:
+		c := *p
+		c.Detail = bytes.Clone(p.Detail)
+		return &c
 	case *CacheBreak:
 		c := *p
 		c.Changed = slices.Clone(p.Changed)

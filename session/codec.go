@@ -209,6 +209,8 @@ func newPayload(typ string) Payload {
 		return new(CacheDrift)
 	case TypeCacheBreak:
 		return new(CacheBreak)
+	case TypeMCPEvent:
+		return new(MCPEvent)
 	}
 	return nil
 }

@@ -46,7 +46,7 @@ func TestCodecRoundTripEveryPayload(t *testing.T) {
 		session.TypeAssistantMessage, session.TypeToolCall, session.TypeToolResult,
 		session.TypeHookDecision, session.TypeCompaction, session.TypeTodoWrite,
 		session.TypeSessionMeta, session.TypeRepair, session.TypeRetry, session.TypeFallback,
-		session.TypeCacheDrift, session.TypeCacheBreak,
+		session.TypeCacheDrift, session.TypeCacheBreak, session.TypeMCPEvent,
 	} {
 		if !seen[typ] {
 			t.Errorf("AllPayloads has no %s event; the round trip does not cover it", typ)

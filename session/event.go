@@ -68,6 +68,7 @@ const (
 	TypeFallback         = "fallback"
 	TypeCacheDrift       = "cache.drift"
 	TypeCacheBreak       = "cache.break"
+	TypeMCPEvent         = "mcp.event"
 )
 
 // Turn triggers.
@@ -320,6 +321,17 @@ type CacheBreak struct {
 	Detail   json.RawMessage `json:"detail,omitempty"`
 }
 
+// MCPEvent records a lifecycle event of an MCP server the host connected:
+// Kind is "mcp:connect", "mcp:bootstrap:end", "mcp:disconnect",
+// "mcp:tools:changed", "mcp:tool:error", …; Detail holds the event's own
+// fields (duration, tool count, warnings, error). The calls themselves
+// are tool.call and tool.result events with origin mcp.
+type MCPEvent struct {
+	Kind   string          `json:"kind"`
+	Server string          `json:"server"`
+	Detail json.RawMessage `json:"detail,omitempty"`
+}
+
 // Unknown keeps an event of a type this version does not know, so that it
 // survives reading, export and import unchanged.
 type Unknown struct {
@@ -393,9 +405,13 @@ func (*CacheDrift) EventType() string { return TypeCacheDrift }
 // EventType returns TypeCacheBreak.
 func (*CacheBreak) EventType() string { return TypeCacheBreak }
 
+// EventType returns TypeMCPEvent.
+func (*MCPEvent) EventType() string { return TypeMCPEvent }
+
 // EventType returns the type the event was written with.
 func (u *Unknown) EventType() string { return u.Type }
 
+func (*MCPEvent) isPayload()         {}
 func (*CacheDrift) isPayload()       {}
 func (*CacheBreak) isPayload()       {}
 func (*TurnStart) isPayload()        {}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/reinhq/rein/session"
 	"io"
 	"io/fs"
 	"os"
@@ -13,6 +14,7 @@ import (
 	"runtime"
 	"sort"
 	"strings"
+	"sync"
 	"text/tabwriter"
 	"time"
 
@@ -257,7 +259,7 @@ func newMCPManager(servers []mcp.ServerConfig, w io.Writer, events func(mcp.Even
 // mcpTools connects the servers of the config file and flags and returns
 // the Manager (nil without servers). Servers that fail are reported on w
 // and left out; the run goes on with the others.
-func (a *app) mcpTools(ctx context.Context, flags []string, w io.Writer) (*mcp.Manager, error) {
+func (a *app) mcpTools(ctx context.Context, flags []string, w io.Writer, events func(mcp.Event)) (*mcp.Manager, error) {
 	cfg, err := loadMCPConfig(a.configPath)
 	if err != nil {
 		return nil, err
@@ -266,7 +268,7 @@ func (a *app) mcpTools(ctx context.Context, flags []string, w io.Writer) (*mcp.M
 	if err != nil || len(servers) == 0 {
 		return nil, err
 	}
-	m, err := newMCPManager(servers, w, nil)
+	m, err := newMCPManager(servers, w, events)
 	if err != nil {
 		return nil, err
 	}
@@ -438,4 +440,60 @@ func openBrowser(u string) {
 	if cmd.Start() == nil {
 		go cmd.Wait()
 	}
+}
+
+// mcpLog keeps an MCP manager's lifecycle events until the loop records
+// them on the session log at its next step boundary (the bootstrap's, in
+// the first turn). Calls are left out: they are on the log already as
+// tool.call and tool.result with origin mcp.
+type mcpLog struct {
+	mu      sync.Mutex
+	pending []session.Payload
+}
+
+func (l *mcpLog) add(ev mcp.Event) {
+	switch ev.(type) {
+	case *mcp.ToolBefore, *mcp.ToolAfter:
+		return
+	}
+	detail := mcpDetail(ev)
+	l.mu.Lock()
+	l.pending = append(l.pending, &session.MCPEvent{Kind: ev.Kind(), Server: ev.ServerName(), Detail: detail})
+	l.mu.Unlock()
+}
+
+func (l *mcpLog) drain() []session.Payload {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := l.pending
+	l.pending = nil
+	return out
+}
+
+// mcpDetail encodes an event's fields, with its error as text (an error
+// value has no fields of its own to encode).
+func mcpDetail(ev mcp.Event) json.RawMessage {
+	var fields map[string]any
+	b, err := json.Marshal(ev)
+	if err != nil || json.Unmarshal(b, &fields) != nil {
+		return nil
+	}
+	var evErr error
+	switch e := ev.(type) {
+	case *mcp.BootstrapEnd:
+		evErr = e.Err
+	case *mcp.Disconnected:
+		evErr = e.Err
+	case *mcp.ToolError:
+		evErr = e.Err
+	}
+	delete(fields, "Err")
+	if evErr != nil {
+		fields["Error"] = evErr.Error()
+	}
+	out, err := json.Marshal(fields)
+	if err != nil {
+		return nil
+	}
+	return out
 }

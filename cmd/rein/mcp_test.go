@@ -213,6 +213,22 @@ func TestRunCallsMCPTool(t *testing.T) {
 	if len(calls) != 1 || calls[0]["name"] != "mcp_everything_echo" || calls[0]["origin"] != "mcp" {
 		t.Errorf("tool.call events = %v, want one mcp_everything_echo call with origin mcp", calls)
 	}
+	// The servers' lifecycle is on the log too, bootstrap included.
+	kinds := map[string]bool{}
+	for _, ev := range eventsOf(evs, "mcp.event") {
+		kinds[fmt.Sprint(ev["kind"], " ", ev["server"])] = true
+	}
+	if !kinds["mcp:connect everything"] || !kinds["mcp:bootstrap:end everything"] || !kinds["mcp:bootstrap:end broken"] {
+		t.Errorf("mcp.event records = %v, want everything's connect and both bootstrap ends", kinds)
+	}
+	for _, ev := range eventsOf(evs, "mcp.event") {
+		if ev["kind"] == "mcp:bootstrap:end" && ev["server"] == "broken" {
+			detail, _ := ev["detail"].(map[string]any)
+			if detail["OK"] != false || !strings.Contains(fmt.Sprint(detail["Error"]), "/nonexistent/server") {
+				t.Errorf("broken's bootstrap record = %v, want OK false and the error as text", detail)
+			}
+		}
+	}
 	results := eventsOf(evs, "tool.result")
 	if len(results) != 1 || results[0]["is_error"] == true || !strings.Contains(fmt.Sprint(results[0]["parts"]), "hello over stdio") {
 		t.Errorf("tool.result events = %v, want the echo", results)

@@ -74,6 +74,7 @@ type setup struct {
 	runHooks *hook.Set
 	commands *command.Runner
 	mcp      *mcp.Manager // nil without MCP servers
+	mcpLog   *mcpLog      // its lifecycle events, for the session log
 	resumed  bool         // the session existed before
 }
 
@@ -264,7 +265,8 @@ func (a *app) build(ctx context.Context, f *agentFlags, ask tool.Approver, inter
 	// MCP servers from the config file and --mcp: their tools join the
 	// built-in ones, their instructions the system prompt, their auth
 	// checks every run.
-	mgr, err := a.mcpTools(ctx, f.mcp, a.stderr)
+	s.mcpLog = new(mcpLog)
+	mgr, err := a.mcpTools(ctx, f.mcp, a.stderr, s.mcpLog.add)
 	if err != nil {
 		return nil, err
 	}
@@ -296,6 +298,7 @@ func (a *app) build(ctx context.Context, f *agentFlags, ask tool.Approver, inter
 		// An MCP server's tools are read again at every step, so a
 		// tools/list_changed reaches the next request.
 		DynamicTools: s.mcpSets,
+		Records:      s.mcpLog.drain,
 		Store:        s.store,
 		Session:      sid,
 		Hooks:        hooks,

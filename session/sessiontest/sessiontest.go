@@ -913,6 +913,7 @@ func AllPayloads(id session.ID) []session.Event {
 	l.Add(&session.Fallback{FromProvider: "anthropic", FromModel: "claude", ToProvider: "openai", ToModel: "gpt", Reason: "overloaded"})
 	l.Add(&session.CacheDrift{Changed: []string{"system"}, Detail: json.RawMessage(`{"sections":[{"index":1}]}`)})
 	l.Add(&session.CacheBreak{Cause: "ttl", Read: 0, Expected: 1504, Rebilled: 1881})
+	l.Add(&session.MCPEvent{Kind: "mcp:bootstrap:end", Server: "docs", Detail: json.RawMessage(`{"tools":3,"duration_ms":120}`)})
 	l.Add(&session.AssistantChunk{Step: 1, Deltas: []session.ChunkDelta{{Index: 0, Kind: "text", Text: "hel"}, {Index: 1, Kind: "tool_call", ID: "k1", Name: "read", Text: `{"p`}}})
 	l.Add(&session.AssistantMessage{
 		Parts:      []llm.Part{&llm.Reasoning{Text: "hmm", Signature: "sig"}, &llm.Reasoning{Redacted: "opaque"}, &llm.Text{Text: "hello"}, &llm.ToolCall{ID: "k1", Name: "read", Args: json.RawMessage(`{"path":"a.go"}`)}, &llm.ToolCall{ID: "k2", Name: "edit", Args: json.RawMessage(`{}`)}},
