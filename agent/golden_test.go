@@ -3,21 +3,17 @@ package agent_test
 import (
 	"bytes"
 	"context"
-	"flag"
-	"os"
+	"github.com/reinhq/rein/internal/golden"
 	"path/filepath"
 	"testing"
 	"time"
 
-	"github.com/google/go-cmp/cmp"
 	"github.com/reinhq/rein/agent"
 	"github.com/reinhq/rein/hook"
 	"github.com/reinhq/rein/llm/llmtest"
 	"github.com/reinhq/rein/session"
 	"github.com/reinhq/rein/tool"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files under testdata/")
 
 // fakeClock ticks one second per reading.
 type fakeClock struct{ t time.Time }
@@ -55,17 +51,5 @@ func TestGoldenLog(t *testing.T) {
 		buf.Write(line)
 		buf.WriteByte('\n')
 	}
-	path := filepath.Join("testdata", "golden_log.jsonl")
-	if *update {
-		if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with -update to create it)", err)
-	}
-	if diff := cmp.Diff(string(want), buf.String()); diff != "" {
-		t.Errorf("log (-want +got):\n%s", diff)
-	}
+	golden.Check(t, filepath.Join("testdata", "golden_log.jsonl"), buf.Bytes())
 }

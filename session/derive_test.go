@@ -4,8 +4,8 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
-	"flag"
 	"fmt"
+	"github.com/reinhq/rein/internal/golden"
 	"os"
 	"path/filepath"
 	"strings"
@@ -17,7 +17,7 @@ import (
 	"github.com/reinhq/rein/session/sessiontest"
 )
 
-var update = flag.Bool("update", false, "rewrite golden files under testdata")
+var update = golden.Update // the shared -update flag
 
 // readLog decodes an NDJSON log from testdata.
 func readLog(t testing.TB, path string) []session.Event {

@@ -4,9 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
-	"os"
+	"github.com/reinhq/rein/internal/golden"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -15,28 +14,10 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 )
 
-var update = flag.Bool("update", false, "rewrite golden files under testdata/")
-
-// golden compares got with testdata/name, rewriting it under -update.
-func golden(t *testing.T, name string, got []byte) {
+// checkGolden compares got with testdata/name, rewriting it under -update.
+func checkGolden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if diff := cmp.Diff(string(want), string(got)); diff != "" {
-		t.Errorf("%s mismatch (-want +got):\n%s", path, diff)
-	}
+	golden.Check(t, filepath.Join("testdata", name), got)
 }
 
 const typicalSchema = `{
@@ -186,7 +167,7 @@ func TestB12_Rejections(t *testing.T) {
 		}
 		fmt.Fprintf(&out, "%s\n\t%s\n", tt.name, err)
 	}
-	golden(t, "rejections.golden", out.Bytes())
+	checkGolden(t, "rejections.golden", out.Bytes())
 }
 
 func TestValidateRefsAndAlternatives(t *testing.T) {

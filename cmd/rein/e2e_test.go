@@ -8,6 +8,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/reinhq/rein/internal/golden"
 	"io"
 	"os"
 	"os/exec"
@@ -25,7 +26,7 @@ import (
 	"github.com/reinhq/rein/session"
 )
 
-var update = flag.Bool("update", false, "rewrite golden files and the shipped example sessions")
+var update = golden.Update // the shared -update flag
 
 // reinBin is the rein binary built once for the whole test run.
 var reinBin string

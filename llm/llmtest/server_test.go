@@ -3,11 +3,10 @@ package llmtest_test
 import (
 	"bytes"
 	"context"
-	"flag"
 	"fmt"
+	"github.com/reinhq/rein/internal/golden"
 	"io"
 	"net/http"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -18,8 +17,6 @@ import (
 	"github.com/reinhq/rein/llm"
 	"github.com/reinhq/rein/llm/llmtest"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files under testdata")
 
 const (
 	anthropicBody = `{"model":"claude-sonnet-4-5","max_tokens":256,"stream":true,` +
@@ -53,25 +50,10 @@ func post(t *testing.T, srv *llmtest.Server, path, body string) (int, http.Heade
 
 var unstable = regexp.MustCompile(`"created":\d+`)
 
-func golden(t *testing.T, name, got string) {
+func checkGolden(t *testing.T, name, got string) {
 	t.Helper()
 	got = unstable.ReplaceAllString(got, `"created":0`)
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.MkdirAll("testdata", 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if diff := cmp.Diff(string(want), got); diff != "" {
-		t.Errorf("%s (-want +got):\n%s", name, diff)
-	}
+	golden.Check(t, filepath.Join("testdata", name), []byte(got))
 }
 
 func reasoningAndCall() llmtest.Entry {
@@ -135,7 +117,7 @@ func TestServerWireGolden(t *testing.T) {
 					fmt.Fprintf(&hdr, "%s: %s\n", k, v)
 				}
 			}
-			golden(t, tt.name, hdr.String()+"\n"+body)
+			checkGolden(t, tt.name, hdr.String()+"\n"+body)
 		})
 	}
 }

@@ -248,7 +248,7 @@ func TestBuildRequestGolden(t *testing.T) {
 				t.Fatal(err)
 			}
 			got := sentBody(t, tt.req)
-			golden(t, "request_"+tt.name+".json", got)
+			checkGolden(t, "request_"+tt.name+".json", got)
 			after, _ := json.Marshal(tt.req)
 			if !bytes.Equal(before, after) {
 				t.Error("Stream modified the request")

@@ -3,11 +3,10 @@ package anthropic
 import (
 	"context"
 	"encoding/json"
-	"flag"
+	"github.com/reinhq/rein/internal/golden"
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -16,8 +15,6 @@ import (
 
 	"github.com/reinhq/rein/llm"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files under testdata/golden")
 
 // recorder serves canned responses in order and keeps the request bodies.
 type recorder struct {
@@ -112,22 +109,9 @@ func assemble(t testing.TB, chunks []llm.Chunk) result {
 	return result{Message: r.Message, Usage: r.Usage, Finish: r.Finish, Chunks: len(chunks)}
 }
 
-func golden(t *testing.T, name string, got []byte) {
+func checkGolden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	path := filepath.Join("testdata", "golden", name)
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if diff := cmp.Diff(string(want), string(got)); diff != "" {
-		t.Errorf("%s mismatch (-want +got):\n%s", path, diff)
-	}
+	golden.Check(t, filepath.Join("testdata", "golden", name), got)
 }
 
 func TestReplayRecordedStreams(t *testing.T) {
@@ -146,7 +130,7 @@ func TestReplayRecordedStreams(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				golden(t, name+".json", append(got, '\n'))
+				checkGolden(t, name+".json", append(got, '\n'))
 			})
 		}
 	}

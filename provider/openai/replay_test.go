@@ -6,7 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
+	"github.com/reinhq/rein/internal/golden"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -14,13 +14,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
 	"gopkg.in/yaml.v3"
 
 	"github.com/reinhq/rein/llm"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files under testdata/golden")
 
 // cassette is the part of a go-vcr v2 cassette the tests read.
 type cassette struct {
@@ -127,7 +124,7 @@ func collect(t testing.TB, m llm.Model, req *llm.Request) outcome {
 	return o
 }
 
-func golden(t *testing.T, name string, got any) {
+func checkGolden(t *testing.T, name string, got any) {
 	t.Helper()
 	var b []byte
 	if raw, ok := got.(json.RawMessage); ok {
@@ -139,20 +136,7 @@ func golden(t *testing.T, name string, got any) {
 		}
 	}
 	b = append(b, '\n')
-	path := filepath.Join("testdata", "golden", name)
-	if *update {
-		if err := os.WriteFile(path, b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if diff := cmp.Diff(string(want), string(b)); diff != "" {
-		t.Errorf("%s mismatch (-want +got):\n%s", path, diff)
-	}
+	golden.Check(t, filepath.Join("testdata", "golden", name), b)
 }
 
 func TestReplayRecordedStreams(t *testing.T) {
@@ -183,7 +167,7 @@ func TestReplayRecordedStreams(t *testing.T) {
 				srv, _ := serve(t, 200, map[string][]string{"Content-Type": {"text/event-stream"}}, body)
 				m := newTestModel(t, tt.api, &Options{APIKey: "test", BaseURL: srv.URL + "/v1", Provider: tt.provider})
 				got := collect(t, m, &llm.Request{Model: "test-model", Messages: []llm.Message{llm.UserText("hi")}})
-				golden(t, tt.golden+"_"+string(rune('0'+i))+".json", got)
+				checkGolden(t, tt.golden+"_"+string(rune('0'+i))+".json", got)
 			}
 		})
 	}

@@ -120,7 +120,7 @@ func TestRequestBodies(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			body, _ := capture(t, tt.api, tt.opts, tt.req)
-			golden(t, tt.golden, indent(t, body))
+			checkGolden(t, tt.golden, indent(t, body))
 			// The exported builder produces exactly what is sent.
 			m := newTestModel(t, tt.api, &Options{APIKey: "k", Provider: tt.opts.Provider, Compat: tt.opts.Compat, StrictTools: tt.opts.StrictTools, BaseURL: "http://unused/v1"})
 			var built []byte

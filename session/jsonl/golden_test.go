@@ -3,7 +3,7 @@ package jsonl_test
 import (
 	"bytes"
 	"context"
-	"flag"
+	"github.com/reinhq/rein/internal/golden"
 	"os"
 	"path/filepath"
 	"testing"
@@ -14,7 +14,7 @@ import (
 	"github.com/reinhq/rein/session/sessiontest"
 )
 
-var update = flag.Bool("update", false, "rewrite the golden files in testdata")
+var update = golden.Update // the shared -update flag
 
 // TestFileFormatGolden pins the bytes of a session file: header, one
 // event per line, packed chunks. A change here is a format change.

@@ -3,8 +3,8 @@ package fs
 import (
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
+	"github.com/reinhq/rein/internal/golden"
 	"os"
 	"path/filepath"
 	"sort"
@@ -17,8 +17,6 @@ import (
 	"github.com/reinhq/rein/tool"
 	"github.com/reinhq/rein/tool/sandbox"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files under testdata/golden")
 
 const mainGo = `package main
 
@@ -177,23 +175,9 @@ func errOrEmpty(err error) string {
 	return ""
 }
 
-func golden(t *testing.T, name, got string) {
+func checkGolden(t *testing.T, name, got string) {
 	t.Helper()
-	path := filepath.Join("testdata", "golden", name+".txt")
-	if *update {
-		os.MkdirAll(filepath.Dir(path), 0o755)
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if diff := cmp.Diff(string(want), got); diff != "" {
-		t.Errorf("%s mismatch (-want +got):\n%s", path, diff)
-	}
+	golden.Check(t, filepath.Join("testdata", "golden", name+".txt"), []byte(got))
 }
 
 func TestTools(t *testing.T) {
@@ -323,7 +307,7 @@ func TestTools(t *testing.T) {
 				tt.opts(opts)
 			}
 			ts := NewTools(&sandbox.Policy{Root: ws}, opts)
-			golden(t, tt.name, runSteps(t, ws, ts, tt.steps))
+			checkGolden(t, tt.name, runSteps(t, ws, ts, tt.steps))
 		})
 	}
 }

@@ -5,8 +5,8 @@ package shell
 import (
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
+	"github.com/reinhq/rein/internal/golden"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -22,8 +22,6 @@ import (
 	"github.com/reinhq/rein/tool"
 	"github.com/reinhq/rein/tool/sandbox"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files under testdata/golden")
 
 func newShell(t *testing.T, o *Options) (*Shell, string) {
 	t.Helper()
@@ -85,23 +83,9 @@ func normalise(s, root string) string {
 	return durRE.ReplaceAllString(s, "<dur>")
 }
 
-func golden(t *testing.T, name, got string) {
+func checkGolden(t *testing.T, name, got string) {
 	t.Helper()
-	path := filepath.Join("testdata", "golden", name+".txt")
-	if *update {
-		os.MkdirAll(filepath.Dir(path), 0o755)
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if diff := cmp.Diff(string(want), got); diff != "" {
-		t.Errorf("%s mismatch (-want +got):\n%s", path, diff)
-	}
+	golden.Check(t, filepath.Join("testdata", "golden", name+".txt"), []byte(got))
 }
 
 func TestShellResults(t *testing.T) {
@@ -128,7 +112,7 @@ func TestShellResults(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			s, root := newShell(t, tt.opts)
 			res := callTool(t, s, "shell", tt.args)
-			golden(t, "shell_"+tt.name, normalise(text(res), root))
+			checkGolden(t, "shell_"+tt.name, normalise(text(res), root))
 		})
 	}
 }
@@ -284,7 +268,7 @@ func TestB56_BackgroundTask(t *testing.T) {
 	transcript.WriteString(normalise(text(res), root) + "\n\n")
 	res = callTool(t, s, "task_output", `{"id":"t9"}`)
 	transcript.WriteString(normalise(text(res), root) + "\n")
-	golden(t, "background", transcript.String())
+	checkGolden(t, "background", transcript.String())
 	if ex := s.Drain(); len(ex) != 0 {
 		t.Errorf("Drain = %v, want nothing: the model saw the exit through task_wait", ex)
 	}
