@@ -105,3 +105,30 @@ func TestHostRecordsReachTheLogAndNothingElse(t *testing.T) {
 		t.Error("the model saw a dropped record")
 	}
 }
+
+// A typed tool gets the loop's coerced arguments and does not validate
+// them a second time; what it decodes is what the log says ran.
+func TestB13_TypedToolRunsOnCoercedArguments(t *testing.T) {
+	type in struct {
+		Count int  `json:"count"`
+		Loud  bool `json:"loud,omitempty"`
+	}
+	var got in
+	counter, err := tool.New("count", "Count.", func(_ context.Context, v in, _ *tool.Call) (*tool.Result, error) {
+		got = v
+		return tool.Text("counted"), nil
+	}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := newHarness(t, &agent.Options{Tools: []tool.Tool{counter}},
+		llmtest.CallTool("c1", "count", `{"count":"5","loud":"true"}`), llmtest.Reply("ok"))
+	h.run("count")
+	if got != (in{Count: 5, Loud: true}) {
+		t.Errorf("the tool decoded %+v, want {5 true}", got)
+	}
+	calls := ofType[*session.ToolCall](h.events())
+	if len(calls) != 1 || len(calls[0].Coerced) != 2 || string(calls[0].Args) != `{"count":5,"loud":true}` {
+		t.Errorf("tool.call = %+v, want the coerced arguments and both paths", calls)
+	}
+}

@@ -470,7 +470,7 @@ func (b *batch) dispatch(s *callState) {
 	a.mu.Unlock()
 	s.start = a.opts.Now()
 	b.running++
-	s.tc = tool.Call{ID: s.call.ID, Name: s.call.Name, Args: s.args, Session: string(a.sid), Progress: noProgress}
+	s.tc = tool.Call{ID: s.call.ID, Name: s.call.Name, Args: s.args, Session: string(a.sid), Progress: noProgress, Validated: true}
 	if f := a.opts.OnProgress; f != nil {
 		id := s.call.ID
 		s.tc.Progress = func(p tool.Progress) { f(id, p) }

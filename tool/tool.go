@@ -44,6 +44,11 @@ type Call struct {
 	// succeeds and discards them when it fails. Nil when the host keeps
 	// no state.
 	State State
+	// Validated says Args were already validated (and coerced) against
+	// this tool's own schema, as the agent loop does before every call,
+	// so a tool that validates for itself (tool.New's typed tools) need
+	// not do it again. Leave it false when calling a tool directly.
+	Validated bool
 }
 
 // Progress is one progress report from inside a tool.

@@ -205,11 +205,15 @@ func (t *typed[In]) Validator() *Validator { return t.v }
 // Call validates the arguments, decodes them into In and calls the
 // function; invalid arguments give an error result and no call.
 func (t *typed[In]) Call(ctx context.Context, call *Call) (*Result, error) {
-	fixed, _, err := t.v.Validate(call.Args)
-	if err != nil {
-		return validationResult(err), nil
+	args := call.Args
+	if !call.Validated {
+		fixed, _, err := t.v.Validate(args)
+		if err != nil {
+			return validationResult(err), nil
+		}
+		args = fixed
 	}
-	in, err := t.decode(fixed)
+	in, err := t.decode(args)
 	if err != nil {
 		return validationResult(err), nil
 	}

@@ -263,12 +263,20 @@ func BenchmarkTypedCall(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	call := &Call{Name: "read", Args: json.RawMessage(`{"path":"src/main.go","offset":10,"limit":200,"recursive":false}`)}
 	ctx := context.Background()
-	b.ReportAllocs()
-	for b.Loop() {
-		if res, err := Run(ctx, tl, call); err != nil || res.IsError {
-			b.Fatal(res.TextOf(), err)
+	for _, validated := range []bool{false, true} {
+		name := "direct"
+		if validated {
+			name = "validated-by-loop"
 		}
+		b.Run(name, func(b *testing.B) {
+			call := &Call{Name: "read", Args: json.RawMessage(`{"path":"src/main.go","offset":10,"limit":200,"recursive":false}`), Validated: validated}
+			b.ReportAllocs()
+			for b.Loop() {
+				if res, err := Run(ctx, tl, call); err != nil || res.IsError {
+					b.Fatal(res.TextOf(), err)
+				}
+			}
+		})
 	}
 }
