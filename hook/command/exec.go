@@ -105,6 +105,7 @@ type TimeoutError struct {
 	Timeout time.Duration
 }
 
+// Error says which command timed out and how to fix it.
 func (e *TimeoutError) Error() string {
 	return "hook command " + quote(e.Command) + " timed out after " + e.Timeout.String() +
 		" and was killed; make it faster or raise its \"timeout\" (seconds) in the settings"
