@@ -56,7 +56,7 @@ func openStore(spec string) (session.Store, error) {
 			arg = filepath.Join(stateDir(), "sessions.db")
 		}
 		if err := os.MkdirAll(filepath.Dir(arg), 0o700); err != nil {
-			return nil, fmt.Errorf("open store: %w", err)
+			return nil, storeDirError(spec, err)
 		}
 		st, err := sqlite.Open(arg, nil)
 		if err != nil {
@@ -68,7 +68,7 @@ func openStore(spec string) (session.Store, error) {
 			arg = filepath.Join(stateDir(), "sessions")
 		}
 		if err := os.MkdirAll(arg, 0o700); err != nil {
-			return nil, fmt.Errorf("open store: %w", err)
+			return nil, storeDirError(spec, err)
 		}
 		st, err := jsonl.Open(arg, nil)
 		if err != nil {
@@ -77,6 +77,12 @@ func openStore(spec string) (session.Store, error) {
 		return st, nil
 	}
 	return nil, usageErrorf("--store %q: unknown kind %q; use sqlite:PATH, jsonl:DIR or mem:", spec, kind)
+}
+
+// storeDirError is a store whose directory cannot be made: a
+// configuration mistake, exit code 2.
+func storeDirError(spec string, err error) error {
+	return usageErrorf("--store %s: %v; choose a directory rein can write to (or mem: to keep nothing)", spec, err)
 }
 
 // buildModel makes the llm.Model a target names.

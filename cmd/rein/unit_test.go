@@ -75,7 +75,12 @@ func TestOpenStoreSpecs(t *testing.T) {
 		}
 		st.Close()
 	}
-	for _, spec := range []string{"sqlite", "redis:x", ""} {
+	// A file where the store's directory must go cannot be written to.
+	blocker := filepath.Join(dir, "file")
+	if err := os.WriteFile(blocker, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, spec := range []string{"sqlite", "redis:x", "", "jsonl:" + filepath.Join(blocker, "sessions"), "sqlite:" + filepath.Join(blocker, "x", "a.db")} {
 		_, err := openStore(spec)
 		var ue *usageError
 		if !errors.As(err, &ue) {
