@@ -280,7 +280,9 @@ func TestB56_BackgroundPollAndKillGrandchildren(t *testing.T) {
 	pids := readPids(t, root, "leader.pid", "gc1.pid", "gc2.pid")
 	deadline := time.Now().Add(5 * time.Second)
 	var out string
-	for !strings.Contains(out, "spawned") && time.Now().Before(deadline) {
+	// The task's header repeats the command, which says "spawned" too:
+	// wait for the word in the output itself.
+	for !strings.Contains(out, "New output:\nspawned") && time.Now().Before(deadline) {
 		out = text(callTool(t, s, "task_output", `{"id":"t1"}`))
 		time.Sleep(20 * time.Millisecond)
 	}
