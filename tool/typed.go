@@ -28,14 +28,26 @@ type Options struct {
 }
 
 // Func is a Tool made of a Spec and a function, for tools that take raw
-// JSON arguments. Both Func and *Func are Tools.
+// JSON arguments. Both Func and *Func are Tools, and Subjecters.
 type Func struct {
 	ToolSpec Spec
 	Fn       func(ctx context.Context, call *Call) (*Result, error)
+	// SubjectFn, when set, says what a call acts on (see Subjecter), such
+	// as PathSubject or CommandSubject; nil declares nothing.
+	SubjectFn func(args json.RawMessage) Subject
 }
 
 // Spec returns f.ToolSpec.
 func (f Func) Spec() Spec { return f.ToolSpec }
+
+// Subject returns what f.SubjectFn says a call with args acts on; the
+// zero Subject when SubjectFn is nil.
+func (f Func) Subject(args json.RawMessage) Subject {
+	if f.SubjectFn == nil {
+		return Subject{}
+	}
+	return f.SubjectFn(args)
+}
 
 // Call calls f.Fn.
 func (f Func) Call(ctx context.Context, call *Call) (*Result, error) {
