@@ -56,7 +56,8 @@ func Wrap(t Tool, mws ...Middleware) Tool {
 }
 
 // WrapSet returns a new set holding each tool of s wrapped by Wrap with
-// mws, with the same order and aliases.
+// mws, with the same order and aliases; s is unchanged. The set finds
+// tools by name, so the middlewares must keep each tool's Spec().Name.
 func WrapSet(s *Set, mws ...Middleware) *Set {
 	v := s.load()
 	out := &Set{}
