@@ -130,11 +130,9 @@ func BenchmarkStepCacheTelemetry(b *testing.B) {
 				n := int64(i / 5)
 				m.chunks[i] = &llm.UsageChunk{Usage: llm.Usage{Input: 10, Output: 5, CacheRead: 2000 + 20*n, CacheWrite: 20}}
 			}
-			breaks := 0
 			a, err := agent.New(&agent.Options{Model: m, Provider: "bench", ModelName: "m", Tools: []tool.Tool{noop},
 				Store: session.NewMemStore(), Limits: agent.Limits{MaxSteps: 1 << 30},
-				PromptCache: &llm.CacheHint{}, ContextWindow: 1 << 30, Compaction: &agent.CompactionOptions{},
-				OnCache: func(ev agent.CacheEvent) { breaks++ }})
+				PromptCache: &llm.CacheHint{}, ContextWindow: 1 << 30, Compaction: &agent.CompactionOptions{}})
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -142,6 +140,13 @@ func BenchmarkStepCacheTelemetry(b *testing.B) {
 			res, err := a.Run(context.Background(), &agent.RunRequest{Prompt: "go"})
 			if err != nil || res.Reason != session.EndCompleted {
 				b.Fatalf("run ended %v: %v", res.Reason, err)
+			}
+			breaks := 0
+			for _, ev := range res.Events {
+				switch ev.Data.(type) {
+				case *session.CacheBreak, *session.CacheDrift:
+					breaks++
+				}
 			}
 			if breaks > 1 {
 				b.Fatalf("%d cache events in a healthy loop", breaks)

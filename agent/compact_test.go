@@ -13,6 +13,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/reinhq/rein/agent"
+	"github.com/reinhq/rein/hook"
 	"github.com/reinhq/rein/llm"
 	"github.com/reinhq/rein/llm/llmtest"
 	"github.com/reinhq/rein/session"
@@ -123,14 +124,19 @@ func checkCut(t *testing.T, evs []session.Event) {
 
 func TestCompactAutoAtThreshold(t *testing.T) {
 	l := &loopModel{limit: 7000, steps: 14}
-	var notices []agent.CompactPhase
+	hooks, progress := watchCompaction()
 	h := newHarness(t, &agent.Options{
 		Tools:         []tool.Tool{fetchTool(2000)},
 		ContextWindow: 8000, OutputReserve: 1000,
 		Compaction: &agent.CompactionOptions{KeepSteps: 2},
-		OnCompact:  func(n agent.CompactNotice) { notices = append(notices, n.Phase) },
+		Hooks:      hooks,
 	}, l.script(40)...)
 	res := h.run("fetch the pages")
+	h.a.Close() // every event has reached the observer
+	var notices []agent.CompactPhase
+	for _, ev := range progress() {
+		notices = append(notices, agent.CompactPhase(ev.Data.(*session.CompactionProgress).Phase))
+	}
 	if res.Text != "done" {
 		t.Fatalf("text = %q", res.Text)
 	}
@@ -194,23 +200,26 @@ func TestCompactSummaryFailureLeavesLogUnchanged(t *testing.T) {
 		}
 		return nil
 	}}
-	var failed []error
+	hooks, progress := watchCompaction()
 	h := newHarness(t, &agent.Options{
 		Tools:         []tool.Tool{fetchTool(2000)},
 		ContextWindow: 8000, OutputReserve: 1000,
 		Compaction: &agent.CompactionOptions{KeepSteps: 2},
-		OnCompact: func(n agent.CompactNotice) {
-			if n.Phase == agent.CompactFailed {
-				failed = append(failed, n.Err)
-			}
-		},
+		Hooks:      hooks,
 	}, l.script(40)...)
 	// Stop right after the first, failing, compaction: the run goes on.
 	res := h.run("fetch")
 	if res.Text != "done" {
 		t.Fatalf("text = %q", res.Text)
 	}
-	if len(failed) != 1 || !errors.Is(failed[0], errBoom) {
+	h.a.Close() // every event has reached the observer
+	var failed []string
+	for _, ev := range progress() {
+		if p := ev.Data.(*session.CompactionProgress); p.Phase == string(agent.CompactFailed) {
+			failed = append(failed, p.Error)
+		}
+	}
+	if len(failed) != 1 || !strings.Contains(failed[0], errBoom.Error()) {
 		t.Fatalf("failures = %v", failed)
 	}
 	evs := h.events()
@@ -320,6 +329,34 @@ type listener struct {
 
 func (l *listener) Compacted(_ context.Context, s session.ID) { l.got = append(l.got, s) }
 
+// forgetful is a host's read tool that forgets the files read in a
+// session when the agent tells it of a compaction.
+type forgetful struct {
+	tool.Tool
+	rs *fs.ReadState
+}
+
+func (f *forgetful) Unwrap() tool.Tool { return f.Tool }
+
+func (f *forgetful) Compacted(_ context.Context, s session.ID) { f.rs.Forget(string(s)) }
+
+// watchCompaction returns hooks observing compaction progress, and what
+// they saw once the agent is closed.
+func watchCompaction() (*hook.Set, func() []session.Event) {
+	var mu sync.Mutex
+	var evs []session.Event
+	hs := new(hook.Set).Observe("compaction", session.TypeCompactionProgress, func(ev session.Event) {
+		mu.Lock()
+		evs = append(evs, ev)
+		mu.Unlock()
+	})
+	return hs, func() []session.Event {
+		mu.Lock()
+		defer mu.Unlock()
+		return evs
+	}
+}
+
 func TestCompactManualReattachesReadsAndForgetsReadState(t *testing.T) {
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("the answer is 42\n"), 0o644); err != nil {
@@ -333,16 +370,13 @@ func TestCompactManualReattachesReadsAndForgetsReadState(t *testing.T) {
 		}
 	}
 	lis := &listener{Tool: echoTool()}
-	var ends []agent.CompactNotice
+	hooks, progress := watchCompaction()
 	var h *harness
 	h = newHarness(t, &agent.Options{
-		Tools: []tool.Tool{read, lis},
-		OnCompact: func(n agent.CompactNotice) {
-			if n.Phase == agent.CompactEnd {
-				ends = append(ends, n)
-				rs.Forget(string(n.Session))
-			}
-		},
+		// The host ties the read state to the read tool, which forgets
+		// what the model has seen when the agent tells it of a compaction.
+		Tools: []tool.Tool{&forgetful{Tool: read, rs: rs}, lis},
+		Hooks: hooks,
 	},
 		llmtest.CallTool("r1", "read", `{"path":"notes.txt"}`),
 		llmtest.CallTool("e1", "echo", `{"text":"noted"}`),
@@ -382,7 +416,14 @@ func TestCompactManualReattachesReadsAndForgetsReadState(t *testing.T) {
 	if got := resultText(results(evs)["r2"]); !strings.Contains(got, "the answer is 42") {
 		t.Errorf("read after compaction = %q", got)
 	}
-	if len(ends) != 1 || ends[0].Session != h.a.Session() || ends[0].TokensAfter <= 0 || ends[0].TokensBefore <= 0 {
+	h.a.Close() // every event has reached the observer
+	var ends []session.Event
+	for _, ev := range progress() {
+		if ev.Data.(*session.CompactionProgress).Phase == string(agent.CompactEnd) {
+			ends = append(ends, ev)
+		}
+	}
+	if len(ends) != 1 || ends[0].Session != h.a.Session() || ends[0].Data.(*session.CompactionProgress).TokensAfter <= 0 || ends[0].Data.(*session.CompactionProgress).TokensBefore <= 0 {
 		t.Errorf("end notices = %+v", ends)
 	}
 	if len(lis.got) != 1 || lis.got[0] != h.a.Session() {

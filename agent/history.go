@@ -39,16 +39,22 @@ func (h *history) Add(evs ...session.Event) {
 	}
 }
 
+// view is the derived history as requests send it: elided results
+// without their bodies.
+func (h *history) view() []llm.Message {
+	m := h.Messages()
+	if len(h.elided) > 0 {
+		m = elide(m, h.elided)
+	}
+	return m
+}
+
 // tokens estimates the derived messages' size as requests send them. It
 // costs O(events added) except after a compaction or an elision, when it
 // measures the view once.
 func (h *history) tokens() int64 {
 	if h.stale {
-		m := h.Messages()
-		if len(h.elided) > 0 {
-			m = elide(m, h.elided)
-		}
-		h.est, h.stale = EstimateTokens(m), false
+		h.est, h.stale = EstimateTokens(h.view()), false
 	}
 	return h.est
 }
@@ -258,4 +264,48 @@ func dropResults(m llm.Message, want map[llm.CallID]bool, repairs []session.Repa
 	}
 	m.Parts = keep
 	return m, repairs
+}
+
+// history returns the derived history and its estimated size.
+func (w *logWriter) history() ([]llm.Message, int64) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.hist.Messages(), w.hist.tokens()
+}
+
+// tokens estimates the derived history's size as requests send it.
+func (w *logWriter) tokens() int64 {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.hist.tokens()
+}
+
+// elided counts the results elided to fit the window.
+func (w *logWriter) elided() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return len(w.hist.elided)
+}
+
+// wholeResults lists the calls whose results msgs still hold whole, in
+// order.
+func (w *logWriter) wholeResults(msgs []llm.Message) []llm.CallID {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var whole []llm.CallID
+	for _, m := range msgs {
+		for _, p := range m.Parts {
+			if tr, ok := p.(*llm.ToolResult); ok && !w.hist.elided[tr.CallID] && !isElided(tr) {
+				whole = append(whole, tr.CallID)
+			}
+		}
+	}
+	return whole
+}
+
+// elide returns msgs without the bodies of the results elided so far.
+func (w *logWriter) elide(msgs []llm.Message) []llm.Message {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return elide(msgs, w.hist.elided)
 }

@@ -443,12 +443,16 @@ func TestProgressReachesTheHost(t *testing.T) {
 		c.Progress(tool.Progress{Message: "half", Done: 0.5})
 		return tool.Text("ok"), nil
 	})
-	h := newHarness(t, &agent.Options{Tools: []tool.Tool{tl}, OnProgress: func(id llm.CallID, p tool.Progress) {
+	// Progress reaches hosts as transient events on the bus.
+	hooks := new(hook.Set).Observe("progress", session.TypeToolProgress, func(ev session.Event) {
+		p := ev.Data.(*session.ToolProgress)
 		mu.Lock()
-		got = append(got, string(id)+" "+p.Message)
+		got = append(got, string(p.CallID)+" "+p.Message)
 		mu.Unlock()
-	}}, llmtest.CallTool("c1", "long", `{}`), llmtest.Reply("ok"))
+	})
+	h := newHarness(t, &agent.Options{Tools: []tool.Tool{tl}, Hooks: hooks}, llmtest.CallTool("c1", "long", `{}`), llmtest.Reply("ok"))
 	h.run("go")
+	h.a.Close() // every event has reached the observer
 	mu.Lock()
 	defer mu.Unlock()
 	if diff := cmp.Diff([]string{"c1 half"}, got); diff != "" {

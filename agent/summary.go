@@ -126,7 +126,7 @@ func SummarizeCost(events []session.Event, cost func(model string, u llm.Usage) 
 			}
 		case *session.HookDecision:
 			d := Decision{Point: p.Point, Hook: p.Hook, Decision: p.Decision, Reason: p.Reason, CallID: p.CallID}
-			if len(p.Point) > 6 && p.Point[:6] == "guard." {
+			if isGuard(p.Hook) || isGuard(p.Point) { // built-in guards (older logs name them by point)
 				s.Guards = append(s.Guards, d)
 			} else {
 				s.Decisions = append(s.Decisions, d)

@@ -52,12 +52,13 @@ func ErrorOf(res *Result) error {
 // err is only for failures of rein itself, such as a state commit that
 // did not reach the store; the result is still returned with it.
 func Run(ctx context.Context, t Tool, call *Call) (res *Result, err error) {
-	c := *call
-	if c.Progress == nil {
+	if call.Progress == nil {
+		c := *call // the caller's call is left as it is
 		c.Progress = func(Progress) {}
+		call = &c
 	}
-	res, failed := runGuarded(ctx, t, &c)
-	staged, _ := c.State.(*StagedState)
+	res, failed := runGuarded(ctx, t, call)
+	staged, _ := call.State.(*StagedState)
 	if staged == nil {
 		return res, nil
 	}

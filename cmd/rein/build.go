@@ -131,6 +131,20 @@ type toolKit struct {
 	shell   *shell.Shell
 }
 
+// forgetsReads is the read tool of a run: after a compaction the agent
+// tells it, and it forgets what the model has read, so a file read again
+// is returned whole rather than as "unchanged".
+type forgetsReads struct {
+	tool.Tool
+	reads *fs.ReadState
+}
+
+// Unwrap returns the read tool.
+func (f *forgetsReads) Unwrap() tool.Tool { return f.Tool }
+
+// Compacted forgets the session's reads.
+func (f *forgetsReads) Compacted(_ context.Context, sess session.ID) { f.reads.Forget(string(sess)) }
+
 // parseToolList turns --tools into names: "none" is empty, "" the default.
 func parseToolList(spec string, cfg *config) ([]string, error) {
 	if spec == "" {
@@ -168,6 +182,9 @@ func buildTools(root, spillDir string, names []string) (*toolKit, error) {
 	want := func(n string) bool { return slices.Contains(names, n) }
 	for _, t := range fs.NewTools(policy, &fs.Options{State: kit.reads}) {
 		if want(t.Spec().Name) {
+			if t.Spec().Name == "read" {
+				t = &forgetsReads{Tool: t, reads: kit.reads}
+			}
 			kit.tools = append(kit.tools, t)
 		}
 	}

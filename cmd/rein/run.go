@@ -315,11 +315,6 @@ func (a *app) build(ctx context.Context, f *agentFlags, ask tool.Approver, inter
 		// with explicit caching (Anthropic) cache the growing prefix.
 		Compaction:  &agent.CompactionOptions{},
 		PromptCache: &llm.CacheHint{},
-		OnCompact: func(n agent.CompactNotice) {
-			if n.Phase == agent.CompactEnd {
-				s.kit.reads.Forget(string(n.Session))
-			}
-		},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("start the agent: %w", err)
