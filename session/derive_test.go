@@ -398,6 +398,9 @@ func FuzzDerive(f *testing.F) {
 		if err := checkPaired(msgs); err != nil {
 			t.Fatalf("Derive made an invalid request: %v", err)
 		}
+		if err := checkUniqueIDs(msgs); err != nil {
+			t.Fatalf("Derive made an invalid request: %v", err)
+		}
 		// Growing the view event by event gives the same messages.
 		var d session.Deriver
 		for _, e := range events {
