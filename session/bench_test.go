@@ -136,8 +136,9 @@ func stepsAfterDuplicate(n int) []session.Event {
 
 // BenchmarkDeriveAfterDuplicate measures one step (Add of a call and its
 // result, then Messages) after a log whose call ids repeated once, at 100
-// and 10,000 prior steps: the cost must be the same. "same-id" steps all
-// repeat one id, as some servers send, so every step is renamed.
+// and 10,000 prior steps: the cost must be the same. In "fresh-id" every
+// step has a new id (made while the timer is stopped); in "same-id" every
+// step repeats one id, as some servers send, so each step is renamed.
 func BenchmarkDeriveAfterDuplicate(b *testing.B) {
 	for _, same := range []bool{false, true} {
 		for _, prior := range []int{100, 10000} {
@@ -149,23 +150,31 @@ func BenchmarkDeriveAfterDuplicate(b *testing.B) {
 				var d session.Deriver
 				d.Add(stepsAfterDuplicate(prior)...)
 				d.Repairs()
-				seq := int64(2 * prior)
-				steps := make([][2]session.Event, b.N)
-				for i := range steps {
-					id := llm.CallID("c0")
-					if !same {
-						id = llm.CallID(fmt.Sprintf("n%d", i))
+				seq, made := int64(2*prior), 0
+				steps := make([][2]session.Event, 1024)
+				fill := func() {
+					for i := range steps {
+						id := llm.CallID("c0")
+						if !same {
+							id = llm.CallID(fmt.Sprintf("n%d", made))
+						}
+						made++
+						steps[i] = [2]session.Event{
+							{Seq: seq + 1, Data: &session.AssistantMessage{Parts: []llm.Part{&llm.ToolCall{ID: id, Name: "read"}}}},
+							{Seq: seq + 2, Data: &session.ToolResult{CallID: id, Parts: []llm.Part{&llm.Text{Text: "r"}}}},
+						}
+						seq += 2
 					}
-					steps[i] = [2]session.Event{
-						{Seq: seq + 1, Data: &session.AssistantMessage{Parts: []llm.Part{&llm.ToolCall{ID: id, Name: "read"}}}},
-						{Seq: seq + 2, Data: &session.ToolResult{CallID: id, Parts: []llm.Part{&llm.Text{Text: "r"}}}},
-					}
-					seq += 2
 				}
 				b.ReportAllocs()
 				b.ResetTimer()
 				for i := range b.N {
-					d.Add(steps[i][:]...)
+					if i%len(steps) == 0 {
+						b.StopTimer()
+						fill()
+						b.StartTimer()
+					}
+					d.Add(steps[i%len(steps)][:]...)
 					if len(d.Messages()) == 0 {
 						b.Fatal("no messages")
 					}

@@ -106,12 +106,12 @@ const (
 type item struct {
 	seq    int64
 	kind   itemKind
+	shown  bool       // result has been in the view
 	parts  []llm.Part // user content or assistant parts
-	calls  []callID
+	calls  []callID   // an assistant message's calls
 	prov   *llm.Provenance
 	result *llm.ToolResult
 	id     llm.CallID // the call id a result carries on the log
-	shown  bool       // result has been in the view
 }
 
 type compaction struct {
@@ -187,7 +187,6 @@ func (d *Deriver) hidden(seq int64) bool {
 func (d *Deriver) rebuild(from int) {
 	d.out = make([]llm.Message, 0, len(d.out))
 	d.calls, d.answers, d.user, d.hasGrp, d.dirty = nil, nil, nil, false, false
-	defer func() { d.reps.quiet = false }()
 	// A summary stands unless a later compaction's range holds its place.
 	var sums []compaction
 	for i, c := range d.comps {
@@ -222,6 +221,7 @@ func (d *Deriver) rebuild(from int) {
 			d.apply(it)
 		}
 	}
+	d.reps.quiet = false
 	for _, s := range sums {
 		d.addUser(renderSummary(s.summary))
 	}
@@ -325,7 +325,7 @@ func (d *Deriver) useCalls(parts []llm.Part) (out []llm.Part, calls []callID) {
 	out = parts[:len(parts):len(parts)]
 	for i, q := range parts {
 		c, ok := q.(*llm.ToolCall)
-		if !ok {
+		if !ok || c == nil {
 			continue
 		}
 		id := d.ids.use(c.ID)

@@ -107,7 +107,7 @@ func (d *Deriver) DedupeCalls(parts []llm.Part) ([]llm.Part, []Repair) {
 	var reps []Repair
 	for i, p := range parts {
 		c, ok := p.(*llm.ToolCall)
-		if !ok {
+		if !ok || c == nil {
 			continue
 		}
 		if c.ID != "" && !d.ids.has(c.ID) && !hasCall(out[:i], c.ID) {
@@ -132,7 +132,7 @@ func (d *Deriver) DedupeCalls(parts []llm.Part) ([]llm.Part, []Repair) {
 
 func hasCall(parts []llm.Part, id llm.CallID) bool {
 	for _, p := range parts {
-		if c, ok := p.(*llm.ToolCall); ok && c.ID == id {
+		if c, ok := p.(*llm.ToolCall); ok && c != nil && c.ID == id {
 			return true
 		}
 	}

@@ -156,6 +156,19 @@ func TestDeriverPairing(t *testing.T) {
 			want: []llm.Message{userOf(text("[The earlier conversation was compacted. Summary:]\nS")...)},
 		},
 		{
+			name: "an orphan result after a compaction",
+			events: seqd(
+				calls("a"), result("a", "ra"),
+				&session.Compaction{Summary: "S", FromSeq: 1, ToSeq: 2},
+				ok, result("ghost", "boo"),
+			),
+			want: []llm.Message{
+				userOf(text("[The earlier conversation was compacted. Summary:]\nS")...),
+				{Role: llm.RoleAssistant, Parts: text("ok")},
+			},
+			repairs: []session.Repair{orphan("ghost")},
+		},
+		{
 			name: "repairs already on the log",
 			events: seqd(
 				calls("lost"),
@@ -333,5 +346,40 @@ func TestDedupeID(t *testing.T) {
 		if got := session.DedupeID(tt.id, tt.n); got != tt.want {
 			t.Errorf("DedupeID(%q, %d) = %q, want %q", tt.id, tt.n, got, tt.want)
 		}
+	}
+}
+
+// TestDeriverAfterDuplicateIsAllocationFlat checks that a repeated id
+// does not make later steps rescan the history: a step after one costs
+// the same few allocations with 100 or 10,000 prior steps.
+func TestDeriverAfterDuplicateIsAllocationFlat(t *testing.T) {
+	perStep := func(prior int) float64 {
+		var d session.Deriver
+		d.Add(stepsAfterDuplicate(prior)...)
+		d.Repairs()
+		seq := int64(2 * prior)
+		var steps [][2]session.Event
+		for i := range 1300 {
+			id := llm.CallID(fmt.Sprintf("n%d", i))
+			steps = append(steps, [2]session.Event{
+				{Seq: seq + 1, Data: calls(id)},
+				{Seq: seq + 2, Data: result(id, "r")},
+			})
+			seq += 2
+		}
+		next := 0
+		step := func() {
+			d.Add(steps[next][:]...)
+			next++
+			d.Messages()
+		}
+		for range 1000 { // so slice growth is amortised over the measured runs
+			step()
+		}
+		return testing.AllocsPerRun(200, step)
+	}
+	small, large := perStep(100), perStep(10000)
+	if small > 4 || large > 4 {
+		t.Errorf("allocations per step after a duplicate: %.1f with 100 prior steps, %.1f with 10,000; want at most 4 either way", small, large)
 	}
 }
