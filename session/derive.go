@@ -71,10 +71,12 @@ func Derive(events []Event) []llm.Message {
 // tool result parts in assistant content are dropped.
 //
 // The three pairing rules that change what the log holds note a repair of
-// the kind in parentheses (a call or result that a compaction cuts from
-// its partner is not one); Repairs returns those the log does not record
-// yet. DedupeCalls renames the calls of a fresh response by the same rule
-// before they are logged, so a log the loop writes needs no renaming.
+// the kind in parentheses as the events are added (the rebuild after a
+// compaction notes none for the events it applies again, so a call or
+// result it cuts from its partner is not one); Repairs returns those the
+// log does not record yet. DedupeCalls renames the calls of a fresh
+// response by the same rule before they are logged, so a log the loop
+// writes needs no renaming.
 type Deriver struct {
 	items []item       // content events, kept for a rebuild after a compaction
 	comps []compaction // in log order

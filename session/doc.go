@@ -13,7 +13,8 @@
 // without one is answered, an orphan result dropped, a repeated id renamed
 // (DedupeID); Deriver.Repairs reports those repairs for the loop to record,
 // and Deriver.DedupeCalls renames a fresh response's calls before they are
-// logged. pairing.go holds every text of pairing and of crash repair.
+// logged. The Text, Repair and Detail constants are every text and kind
+// that pairing and crash repair write.
 // RepairEvents and RepairLog close a turn a crash left open; Balanced
 // checks a log's invariants. A Store keeps logs: MemStore here,
 // session/jsonl and session/sqlite on disk, all passing the

@@ -46,8 +46,8 @@ const (
 )
 
 // DedupeID is the one rule that renames a repeated or empty tool call id:
-// id with "_dup" and n appended (n counts from 1). Callers pick the
-// smallest n whose id is not taken yet.
+// id with "_dup" and n appended. The Deriver counts n up from 1 for each
+// id, skipping names already taken.
 func DedupeID(id llm.CallID, n int) llm.CallID {
 	b := make([]byte, 0, len(id)+24)
 	b = append(append(b, id...), "_dup"...)
@@ -95,13 +95,14 @@ func (c *callIDs) free(id llm.CallID, next map[llm.CallID]int, taken func(llm.Ca
 }
 
 // DedupeCalls returns parts, the parts of one fresh response, with every
-// tool call whose id is empty, was used before in the session (as far as
-// the events added so far show) or repeats one in parts renamed by
+// tool call whose id is empty, was used before in the session (in the
+// events added so far) or repeats one earlier in parts renamed by
 // DedupeID, and a repair for each rename, for the caller to record with
 // the response. It copies parts, and a renamed call, only when it renames
-// something. It does not change the view: logging the result, rather
-// than the response, keeps the log free of repeated ids. It costs
-// O(calls²) in the calls of parts, nothing in the history.
+// something; parts is not changed. Logging the returned parts instead of
+// the response keeps the log free of repeated ids, so the view renames
+// nothing. DedupeCalls itself does not change the view. It costs O(k²) in
+// the k calls of parts, nothing in the history.
 func (d *Deriver) DedupeCalls(parts []llm.Part) ([]llm.Part, []Repair) {
 	out := parts
 	var reps []Repair

@@ -383,3 +383,23 @@ func TestDeriverAfterDuplicateIsAllocationFlat(t *testing.T) {
 		t.Errorf("allocations per step after a duplicate: %.1f with 100 prior steps, %.1f with 10,000; want at most 4 either way", small, large)
 	}
 }
+
+// A compaction that re-pairs a renamed call's results renames a copy:
+// messages returned before keep what they showed.
+func TestDeriverRebuildKeepsHeldResults(t *testing.T) {
+	var d session.Deriver
+	d.Add(seqd(calls("a", "a"), result("a", "r1"), result("a", "r2"))...)
+	held := d.Messages()
+	second := held[1].Parts[1].(*llm.ToolResult)
+	d.Add(session.Event{Seq: 4, Data: &session.Compaction{Summary: "S", FromSeq: 2, ToSeq: 2}})
+	want := []llm.Message{
+		asst("a", "a_dup1"),
+		userOf(answered("a", "r2"), unanswered("a_dup1"), &llm.Text{Text: "[The earlier conversation was compacted. Summary:]\nS"}),
+	}
+	if diff := cmp.Diff(want, d.Messages()); diff != "" {
+		t.Errorf("view after the compaction (-want +got):\n%s", diff)
+	}
+	if second.CallID != "a_dup1" || held[1].Parts[1] != second {
+		t.Errorf("a message returned before changed: %+v", held[1].Parts[1])
+	}
+}
