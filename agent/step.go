@@ -307,28 +307,12 @@ func toolNames(specs []llm.ToolSpec) []string {
 	return out
 }
 
-// dedupeCalls renames a tool call whose id repeats one earlier in the
-// same response, so every call pairs with exactly one result; each
-// rename is recorded.
+// dedupeCalls renames the calls of a response whose id was used before,
+// and records each rename.
 func (r *runState) dedupeCalls(m *llm.Message) {
-	copied := false
-	for i, p := range m.Parts {
-		c, ok := p.(*llm.ToolCall)
-		if !ok {
-			continue
-		}
-		for _, q := range m.Parts[:i] {
-			if d, ok := q.(*llm.ToolCall); ok && d.ID == c.ID {
-				if !copied {
-					m.Parts = append([]llm.Part(nil), m.Parts...)
-					copied = true
-				}
-				nc := *c
-				nc.ID = llm.CallID(string(c.ID) + "_" + itoa(i))
-				m.Parts[i] = &nc
-				r.emit(&session.Repair{Kind: "duplicate-id", CallID: c.ID, Detail: "a second call in one response used this id; renamed to " + string(nc.ID)})
-				break
-			}
-		}
+	parts, reps := r.w.dedupeCalls(m.Parts)
+	m.Parts = parts
+	for i := range reps {
+		r.emit(&reps[i])
 	}
 }
