@@ -2,6 +2,8 @@ package agent
 
 import (
 	"encoding/json"
+	"fmt"
+	"log/slog"
 	"time"
 
 	"github.com/reinhq/rein/agent/cachewatch"
@@ -13,26 +15,30 @@ import (
 // predicts or sees is logged (cache.drift, cache.break), so hosts watch it
 // on the event bus like any other event.
 func (r *runState) watchBefore(req *llm.Request) {
-	a := r.a
-	d := a.watch.Before(req)
-	if d == nil {
-		return
+	if d := r.a.watch.Before(req); d != nil {
+		r.cacheEvent(slog.LevelInfo, "prompt cache drift", d, &session.CacheDrift{Changed: dims(d.Changed), DivergedAt: max(d.DivergedAt, 0)})
 	}
-	a.log.Info("prompt cache drift", "session", r.sid, "turn", r.turn, "step", r.step, "drift", d.String())
-	detail, _ := json.Marshal(d)
-	r.emit(&session.CacheDrift{Changed: dims(d.Changed), DivergedAt: max(d.DivergedAt, 0), Detail: detail})
 }
 
 // watchAfter tells the cache watcher about a response's usage.
 func (r *runState) watchAfter(u llm.Usage) {
-	a := r.a
-	b := a.watch.After(u)
-	if b == nil {
-		return
+	if b := r.a.watch.After(u); b != nil {
+		r.cacheEvent(slog.LevelWarn, "prompt cache break", b, &session.CacheBreak{Cause: string(b.Cause), Changed: dims(b.Changed), Read: b.CacheRead, Expected: b.Expected, Rebilled: b.Rebilled})
 	}
-	a.log.Warn("prompt cache break", "session", r.sid, "turn", r.turn, "step", r.step, "break", b.String())
-	detail, _ := json.Marshal(b)
-	r.emit(&session.CacheBreak{Cause: string(b.Cause), Changed: dims(b.Changed), Read: b.CacheRead, Expected: b.Expected, Rebilled: b.Rebilled, Detail: detail})
+}
+
+// cacheEvent logs what the watcher found and records it, with its whole
+// report as the event's detail.
+func (r *runState) cacheEvent(level slog.Level, msg string, what fmt.Stringer, p session.Payload) {
+	r.a.log.Log(r.ctx, level, msg, "session", r.sid, "turn", r.turn, "step", r.step, "report", what.String())
+	detail, _ := json.Marshal(what)
+	switch p := p.(type) {
+	case *session.CacheDrift:
+		p.Detail = detail
+	case *session.CacheBreak:
+		p.Detail = detail
+	}
+	r.emit(p)
 }
 
 func dims(ds []cachewatch.Dimension) []string {

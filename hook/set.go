@@ -100,22 +100,20 @@ func (s *Set) Observers() []Subscription {
 // ModelMiddleware returns the model middleware of the chain's sets, the
 // outermost first.
 func (c Chain) ModelMiddleware() []llm.Middleware {
-	var out []llm.Middleware
-	for _, s := range c.sets {
-		if s != nil {
-			out = append(out, s.models...)
-		}
-	}
-	return out
+	return gather(c, func(s *Set) []llm.Middleware { return s.models })
 }
 
 // ToolMiddleware returns the tool middleware of the chain's sets, the
 // outermost first.
 func (c Chain) ToolMiddleware() []tool.Middleware {
-	var out []tool.Middleware
+	return gather(c, func(s *Set) []tool.Middleware { return s.tools })
+}
+
+func gather[T any](c Chain, of func(*Set) []T) []T {
+	var out []T
 	for _, s := range c.sets {
 		if s != nil {
-			out = append(out, s.tools...)
+			out = append(out, of(s)...)
 		}
 	}
 	return out
