@@ -101,7 +101,8 @@ type Agent struct {
 	compacting bool          // a manual compaction is in flight
 	idle       chan struct{} // closed while idle
 	wg         sync.WaitGroup
-	toolsWG    sync.WaitGroup // tool calls left behind after a cancel
+	toolsWG    sync.WaitGroup // the workers, and the tool calls left behind after a cancel
+	workers    *workers
 }
 
 // New returns an agent over the session in opts (opened, repaired, or
@@ -112,6 +113,7 @@ func New(opts *Options) (*Agent, error) {
 	}
 	a := &Agent{opts: *opts, idle: make(chan struct{})}
 	close(a.idle)
+	a.workers = newWorkers(&a.toolsWG)
 	if err := a.resolve(); err != nil {
 		return nil, err
 	}
@@ -275,6 +277,7 @@ func (a *Agent) Close() error {
 			errs = append(errs, fmt.Errorf("agent: close: %w", err))
 		}
 	}
+	a.workers.close()
 	a.toolsWG.Wait()
 	for _, u := range a.unsub {
 		u()

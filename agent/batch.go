@@ -248,8 +248,7 @@ func (b *batch) dispatch(s *callState) {
 	s.start = a.opts.Now()
 	b.running++
 	s.tc = tool.Call{ID: s.call.ID, Name: s.call.Name, Args: s.args, Session: string(r.sid), Validated: true, Progress: r.progress(s.call.ID)}
-	a.toolsWG.Add(1)
-	go exec(a, s, b.done, time.Now())
+	a.workers.run(job{a: a, s: s, done: b.done, start: time.Now()})
 }
 
 // progress is the report function of one call: each report is a
@@ -265,9 +264,8 @@ func (r *runState) progress(id llm.CallID) func(tool.Progress) {
 
 var noProgress = func(tool.Progress) {}
 
-// exec runs one call's body on its own goroutine, through tool.Run.
+// exec runs one call's body on a worker, through tool.Run.
 func exec(a *Agent, s *callState, done chan<- completion, start time.Time) {
-	defer a.toolsWG.Done()
 	if a.opts.State != nil {
 		st, err := tool.LoadState(s.ctx, a.opts.State, s.tc.Session, s.entry.spec.Name)
 		if err != nil {

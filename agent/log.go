@@ -144,7 +144,7 @@ func (w *logWriter) flush(ctx context.Context, then func([]session.Event)) error
 	}
 	batch := w.pending
 	w.pending = w.pending[:0]
-	if err := w.store.Append(ctx, w.sid, batch...); err != nil {
+	if err := w.append(ctx, batch); err != nil {
 		w.seq = batch[0].Seq - 1
 		return fmt.Errorf("agent: append to session %s: %w", w.sid, err)
 	}
@@ -156,6 +156,15 @@ func (w *logWriter) flush(ctx context.Context, then func([]session.Event)) error
 		then(batch)
 	}
 	return nil
+}
+
+// append hands a batch to the store, without a copy where the store can
+// keep it: the writer never changes an event once written.
+func (w *logWriter) append(ctx context.Context, batch []session.Event) error {
+	if o, ok := w.store.(session.OwnedAppender); ok {
+		return o.AppendOwned(ctx, w.sid, batch...)
+	}
+	return w.store.Append(ctx, w.sid, batch...)
 }
 
 // record writes a turn of its own that carries ps (trigger says why) and

@@ -56,7 +56,9 @@ func (r *runState) tryTarget(req *llm.Request, ov *overflow) (*llm.Assembler, mo
 			return nil, modelCancelled, nil
 		}
 		req = ov.req(req)
-		asm := &llm.Assembler{Provenance: r.provs[r.target]}
+		asm := &r.asm // reused: each attempt starts it anew
+		asm.Reset()
+		asm.IDPrefix, asm.Provenance = "", r.provs[r.target]
 		r.watchBefore(req)
 		err := r.stream(req, asm)
 		// A failed attempt's partial usage is judged too; a zero one

@@ -44,7 +44,8 @@ type Result struct {
 	// TTFT is the time from the run's start to the first streamed chunk.
 	TTFT     time.Duration
 	Duration time.Duration
-	// Events are the events the run wrote, in seq order.
+	// Events are the events the run wrote, in seq order. They share
+	// their payloads with the log: treat them as read-only.
 	Events []session.Event
 	// ObserverDrops counts the events slow observers lost during the run
 	// (see Agent.ObserverStats for who).

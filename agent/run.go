@@ -35,7 +35,8 @@ type runState struct {
 	wrapped  map[string]*toolEntry // the step's tools within toolMWs, by name
 	step     int
 	maxSteps int
-	req      llm.Request // reused by each step's model request
+	req      llm.Request   // reused by each step's model request
+	asm      llm.Assembler // reused by each attempt
 	meter    meter
 	final    llm.Message
 	hasFinal bool

@@ -37,6 +37,15 @@ type CreateRequest struct {
 	Meta    map[string]string
 }
 
+// OwnedAppender is implemented by stores that can keep appended events
+// as they are given, without copying them. With AppendOwned the caller
+// hands the events over: it never modifies them, nor anything they point
+// to, afterwards. Otherwise it is Append. The agent's log writer, which
+// never changes an event it wrote, uses it when the store has it.
+type OwnedAppender interface {
+	AppendOwned(ctx context.Context, id ID, events ...Event) error
+}
+
 // Store is the seam to where session logs live.
 //
 // Append is the commit point: once it returns nil, the events survive a

@@ -198,6 +198,18 @@ func Schema[In any]() (json.RawMessage, error) {
 	return json.Marshal(s)
 }
 
+// emptyArgs reports arguments that set nothing: none, null or {}.
+func emptyArgs(args json.RawMessage) bool {
+	a := bytes.TrimSpace(args)
+	if len(a) == 0 || string(a) == "null" {
+		return true
+	}
+	if a[0] != '{' || a[len(a)-1] != '}' {
+		return false
+	}
+	return len(bytes.TrimSpace(a[1:len(a)-1])) == 0
+}
+
 type typed[In any] struct {
 	spec     Spec
 	v        *Validator
@@ -240,6 +252,9 @@ func (t *typed[In]) decode(args json.RawMessage) (In, error) {
 		if err := json.Unmarshal(t.defaults, &in); err != nil {
 			return in, &ValidationError{Path: "/", Problem: "defaults do not decode: " + err.Error()}
 		}
+	}
+	if emptyArgs(args) {
+		return in, nil // nothing to decode: the defaults are the input
 	}
 	var err error
 	if t.strict {
