@@ -159,12 +159,31 @@ func (w *logWriter) flush(ctx context.Context, then func([]session.Event)) error
 }
 
 // append hands a batch to the store, without a copy where the store can
-// keep it: the writer never changes an event once written.
+// keep it (the writer never changes an event once written), and with its
+// sync in the background where the store can do that: the events are
+// written when it returns, so a crash of the process loses none, and the
+// sync of one step overlaps the model request of the next.
 func (w *logWriter) append(ctx context.Context, batch []session.Event) error {
-	if o, ok := w.store.(session.OwnedAppender); ok {
-		return o.AppendOwned(ctx, w.sid, batch...)
+	switch st := w.store.(type) {
+	case session.OwnedAppender:
+		return st.AppendOwned(ctx, w.sid, batch...)
+	case session.Syncer:
+		return st.AppendAsync(ctx, w.sid, batch...)
 	}
 	return w.store.Append(ctx, w.sid, batch...)
+}
+
+// sync waits until what was appended is as durable as the store
+// promises: before a turn's end is reported, after a record.
+func (w *logWriter) sync(ctx context.Context) error {
+	st, ok := w.store.(session.Syncer)
+	if !ok {
+		return nil
+	}
+	if err := st.Sync(ctx, w.session()); err != nil {
+		return fmt.Errorf("agent: sync session %s: %w", w.session(), err)
+	}
+	return nil
 }
 
 // record writes a turn of its own that carries ps (trigger says why) and
@@ -179,7 +198,10 @@ func (w *logWriter) record(ctx context.Context, trigger string, ps ...session.Pa
 	}
 	w.emitLocked(turn, "", &session.TurnEnd{Reason: session.EndCompleted})
 	w.mu.Unlock()
-	return w.flush(ctx, nil)
+	if err := w.flush(ctx, nil); err != nil {
+		return err
+	}
+	return w.sync(ctx)
 }
 
 // discard drops what is pending and closes an open turn of events (the

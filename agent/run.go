@@ -246,7 +246,12 @@ func (r *runState) finish(e turnEnd) (*Result, error) {
 		// though no request will see it in this turn.
 		r.steer(r.endQueues())
 		r.emit(&session.TurnEnd{Reason: e.reason, Cause: e.cause, Message: e.msg, Code: e.code})
-		r.flush()
+		if r.flush() {
+			// The end of a turn is durable before it is reported.
+			if err := r.w.sync(r.wctx); err != nil {
+				r.fatal = err
+			}
+		}
 	}
 	res := r.result(e.reason, e.cause)
 	if r.fatal != nil {
