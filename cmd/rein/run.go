@@ -41,6 +41,11 @@ type agentFlags struct {
 	system   string
 	mcp      []string // --mcp NAME=COMMAND… or NAME=URL
 	hooks    string   // --hooks-from
+
+	// Set by hosts, not flags: MCP servers an editor passed, and whether
+	// --session must name a session that exists (an editor's load).
+	editorMCP []mcp.ServerConfig
+	existing  bool
 }
 
 func (f *agentFlags) register(cmd *cobra.Command) {
@@ -155,6 +160,8 @@ func resolveSession(ctx context.Context, st session.Store, f *agentFlags, root s
 			return id, nil
 		} else if !errors.Is(err, session.ErrNotFound) {
 			return "", err
+		} else if f.existing {
+			return "", usageErrorf("session %s not found in the store; list them with 'rein sessions list'", id)
 		}
 		return st.Create(ctx, &session.CreateRequest{ID: id, WorkDir: root})
 	}
@@ -266,7 +273,7 @@ func (a *app) build(ctx context.Context, f *agentFlags, ask tool.Approver, inter
 	// built-in ones, their instructions the system prompt, their auth
 	// checks every run.
 	s.mcpLog = new(mcpLog)
-	mgr, err := a.mcpTools(ctx, f.mcp, a.stderr, s.mcpLog.add)
+	mgr, err := a.mcpTools(ctx, f.mcp, f.editorMCP, a.stderr, s.mcpLog.add)
 	if err != nil {
 		return nil, err
 	}
