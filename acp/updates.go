@@ -161,7 +161,7 @@ func (t *translator) announce(id llm.CallID, name string, args json.RawMessage) 
 		}
 	}
 	t.calls[id] = v
-	opts :=  []sdk.ToolCallStartOpt{sdk.WithStartKind(d.kind), sdk.WithStartStatus(sdk.ToolCallStatusPending)}
+	opts := []sdk.ToolCallStartOpt{sdk.WithStartKind(d.kind), sdk.WithStartStatus(sdk.ToolCallStatusPending)}
 	if len(args) > 0 && json.Valid(args) {
 		opts = append(opts, sdk.WithStartRawInput(json.RawMessage(args)))
 	}

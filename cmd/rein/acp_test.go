@@ -1,0 +1,308 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	sdk "github.com/coder/acp-go-sdk"
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/reinhq/rein/acp"
+	"github.com/reinhq/rein/acp/acptest"
+	"github.com/reinhq/rein/llm/llmtest"
+)
+
+// acpScenario is the model's side of the editor scenario both ACP tests
+// play: a granted write, a rejected one, an answer; then a long command the
+// editor cancels; then, after a load, one more answer.
+func acpScenario() *llmtest.Model {
+	return llmtest.NewModel(
+		llmtest.CallTool("c1", "write", `{"path":"a.txt","content":"new\n"}`),
+		llmtest.CallTool("c2", "write", `{"path":"b.txt","content":"x"}`),
+		llmtest.Reply("Wrote a.txt; b.txt was refused."),
+		llmtest.CallTool("c3", "shell", `{"command":"sleep 30"}`),
+		llmtest.Reply("Back again."),
+	)
+}
+
+// acpProc is a running 'rein acp' with the Go SDK's client on its pipes.
+type acpProc struct {
+	cmd    *exec.Cmd
+	conn   *sdk.ClientSideConnection
+	client *acptest.Client
+	stdin  io.WriteCloser
+	stdout *lineLog
+	stderr *bytes.Buffer
+}
+
+// lineLog keeps what the agent wrote on stdout, to check it is protocol
+// only.
+type lineLog struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (l *lineLog) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.Write(p)
+}
+
+// nonJSON returns the lines that are not JSON-RPC messages.
+func (l *lineLog) nonJSON() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var bad []string
+	for _, line := range strings.Split(strings.TrimSpace(l.buf.String()), "\n") {
+		var m struct {
+			JSONRPC string `json:"jsonrpc"`
+		}
+		if json.Unmarshal([]byte(line), &m) != nil || m.JSONRPC != "2.0" {
+			bad = append(bad, line)
+		}
+	}
+	return bad
+}
+
+func (e *env) acpArgs(srv *llmtest.Server) []string {
+	w := wires[0]
+	return []string{"acp", "--model", w.model, "--base-url", w.url(srv.URL), "--store", e.store}
+}
+
+func startACP(t *testing.T, e *env, srv *llmtest.Server, answers ...string) *acpProc {
+	t.Helper()
+	cmd := e.cmd(context.Background(), wires[0].env(), e.acpArgs(srv)...)
+	cmd.Stdin = nil
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &acpProc{cmd: cmd, client: acptest.NewClient(answers...), stdin: stdin, stdout: &lineLog{}, stderr: &bytes.Buffer{}}
+	cmd.Stderr = p.stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	p.conn = sdk.NewClientSideConnection(p.client, stdin, io.TeeReader(stdout, p.stdout))
+	p.conn.SetLogger(slog.New(slog.DiscardHandler))
+	t.Cleanup(func() {
+		if cmd.ProcessState == nil {
+			cmd.Process.Kill()
+			cmd.Wait()
+		}
+	})
+	return p
+}
+
+// stop closes the editor's side and waits for rein to exit cleanly.
+func (p *acpProc) stop(t *testing.T) {
+	t.Helper()
+	p.stdin.Close()
+	done := make(chan error, 1)
+	go func() { done <- p.cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("rein acp exited with %v; stderr:\n%s", err, p.stderr)
+		}
+	case <-time.After(20 * time.Second):
+		p.cmd.Process.Kill()
+		t.Fatalf("rein acp did not exit after its stdin closed; stderr:\n%s", p.stderr)
+	}
+	if bad := p.stdout.nonJSON(); len(bad) > 0 {
+		t.Errorf("stdout carried non-protocol lines: %q", bad)
+	}
+}
+
+func TestACPEditorScenario(t *testing.T) {
+	e := newEnv(t)
+	srv := llmtest.NewServer(t, acpScenario())
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	p := startACP(t, e, srv, acp.OptionAllowOnce, acp.OptionReject, acp.OptionAllowOnce)
+
+	init, err := p.conn.Initialize(ctx, sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber})
+	if err != nil {
+		t.Fatalf("initialize: %v; stderr:\n%s", err, p.stderr)
+	}
+	if !init.AgentCapabilities.LoadSession {
+		t.Error("rein does not advertise session/load")
+	}
+	ns, err := p.conn.NewSession(ctx, sdk.NewSessionRequest{Cwd: e.work, McpServers: []sdk.McpServer{}})
+	if err != nil {
+		t.Fatalf("session/new: %v", err)
+	}
+	resp, err := p.conn.Prompt(ctx, sdk.PromptRequest{SessionId: ns.SessionId, Prompt: []sdk.ContentBlock{sdk.TextBlock("update the files")}})
+	if err != nil {
+		t.Fatalf("session/prompt: %v; stderr:\n%s", err, p.stderr)
+	}
+	if resp.StopReason != sdk.StopReasonEndTurn {
+		t.Errorf("stop reason = %q, want end_turn", resp.StopReason)
+	}
+	a, b := filepath.Join(e.work, "a.txt"), filepath.Join(e.work, "b.txt")
+	want := []string{
+		`tool_call c1 edit pending "Write a.txt" @` + a,
+		`permission c1 allow-once`,
+		`update c1 in_progress`,
+		`update c1 completed diff ` + a + ` <new>→"new\n" "Created a.txt (1 line, 4 bytes)."`,
+		`tool_call c2 edit pending "Write b.txt" @` + b,
+		`permission c2 reject`,
+		`update c2 failed "Blocked: rejected in the editor"`,
+		`agent: Wrote a.txt; b.txt was refused.`,
+	}
+	if diff := cmp.Diff(want, p.client.Trace()); diff != "" {
+		t.Errorf("first prompt (-want +got):\n%s", diff)
+	}
+	if _, err := os.Stat(b); !os.IsNotExist(err) {
+		t.Errorf("b.txt was written though the editor rejected it (%v)", err)
+	}
+
+	// A long command, cancelled by the editor while it runs.
+	p.client.Reset()
+	stopped := make(chan sdk.StopReason, 1)
+	go func() {
+		r, err := p.conn.Prompt(ctx, sdk.PromptRequest{SessionId: ns.SessionId, Prompt: []sdk.ContentBlock{sdk.TextBlock("wait a while")}})
+		if err != nil {
+			t.Errorf("session/prompt: %v", err)
+		}
+		stopped <- r.StopReason
+	}()
+	running := func(u sdk.SessionUpdate) bool {
+		return u.ToolCallUpdate != nil && u.ToolCallUpdate.ToolCallId == "c3" &&
+			u.ToolCallUpdate.Status != nil && *u.ToolCallUpdate.Status == sdk.ToolCallStatusInProgress
+	}
+	if err := p.client.WaitFor(ctx, running); err != nil {
+		t.Fatalf("%v; trace:\n%s", err, strings.Join(p.client.Trace(), "\n"))
+	}
+	if err := p.conn.Cancel(ctx, sdk.CancelNotification{SessionId: ns.SessionId}); err != nil {
+		t.Fatal(err)
+	}
+	if got := <-stopped; got != sdk.StopReasonCancelled {
+		t.Errorf("stop reason after cancel = %q, want cancelled", got)
+	}
+	tr := p.client.Trace()
+	wantStart := []string{"tool_call c3 execute pending \"Run `sleep 30`\"", "permission c3 allow-once", "update c3 in_progress"}
+	if len(tr) != 4 || !cmp.Equal(wantStart, tr[:3]) || !strings.HasPrefix(tr[3], "update c3 failed") {
+		t.Errorf("cancelled prompt trace:\n%s\nwant %q then the call failed", strings.Join(tr, "\n"), wantStart)
+	}
+	p.stop(t)
+
+	// A new editor process loads the session: the history is replayed.
+	p2 := startACP(t, e, srv)
+	if _, err := p2.conn.Initialize(ctx, sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p2.conn.LoadSession(ctx, sdk.LoadSessionRequest{SessionId: ns.SessionId, Cwd: e.work, McpServers: []sdk.McpServer{}}); err != nil {
+		t.Fatalf("session/load: %v; stderr:\n%s", err, p2.stderr)
+	}
+	replay := p2.client.Trace()
+	wantReplay := []string{
+		"user: update the files",
+		`tool_call c1 edit pending "Write a.txt" @` + a,
+		"update c1 in_progress",
+		`update c1 completed "Created a.txt (1 line, 4 bytes)."`,
+		`tool_call c2 edit pending "Write b.txt" @` + b,
+		`update c2 failed "Blocked: rejected in the editor"`,
+		"agent: Wrote a.txt; b.txt was refused.",
+		"user: wait a while",
+		"tool_call c3 execute pending \"Run `sleep 30`\"",
+		"update c3 in_progress",
+	}
+	if len(replay) != len(wantReplay)+1 || !cmp.Equal(wantReplay, replay[:len(wantReplay)]) || !strings.HasPrefix(replay[len(wantReplay)], "update c3 failed") {
+		t.Errorf("replay:\n%s\nwant:\n%s\nthen c3 failed", strings.Join(replay, "\n"), strings.Join(wantReplay, "\n"))
+	}
+	p2.client.Reset()
+	r, err := p2.conn.Prompt(ctx, sdk.PromptRequest{SessionId: ns.SessionId, Prompt: []sdk.ContentBlock{sdk.TextBlock("still there?")}})
+	if err != nil || r.StopReason != sdk.StopReasonEndTurn {
+		t.Fatalf("prompt after load: %v, %v", r.StopReason, err)
+	}
+	if diff := cmp.Diff([]string{"agent: Back again."}, p2.client.Trace()); diff != "" {
+		t.Errorf("prompt after load (-want +got):\n%s", diff)
+	}
+	p2.stop(t)
+}
+
+// Lines that are not JSON-RPC get a JSON-RPC error; the agent goes on.
+func TestACPMalformedLines(t *testing.T) {
+	e := newEnv(t)
+	srv := llmtest.NewServer(t, llmtest.NewModel())
+	cmd := e.cmd(context.Background(), wires[0].env(), e.acpArgs(srv)...)
+	cmd.Stdin = strings.NewReader(strings.Join([]string{
+		`this is not json`,
+		`[1,2,3]`,
+		`{"jsonrpc":"2.0","id":7}`,
+		`{"jsonrpc":"2.0","id":8,"method":"no/such/method","params":{}}`,
+		`{"jsonrpc":"2.0","id":9,"method":"session/prompt","params":{"sessionId":"missing","prompt":[{"type":"text","text":"hi"}]}}`,
+		`{"jsonrpc":"2.0","id":10,"method":"initialize","params":{"protocolVersion":1}}`,
+	}, "\n") + "\n")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("rein acp: %v; stderr:\n%s", err, stderr.String())
+	}
+	type reply struct {
+		ID    json.RawMessage `json:"id"`
+		Error *struct {
+			Code    int    `json:"code"`
+			Message string `json:"message"`
+		} `json:"error"`
+		Result json.RawMessage `json:"result"`
+	}
+	byID := map[string]reply{}
+	var nulls []reply
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	for sc.Scan() {
+		var r reply
+		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+			t.Fatalf("stdout line %q is not JSON", sc.Text())
+		}
+		if string(r.ID) == "null" {
+			nulls = append(nulls, r)
+			continue
+		}
+		byID[string(r.ID)] = r
+	}
+	if len(nulls) != 2 || nulls[0].Error.Code != -32700 || nulls[1].Error.Code != -32600 {
+		t.Errorf("replies without id = %+v, want a parse error and an invalid request", nulls)
+	}
+	checks := map[string]int{"7": -32600, "8": -32601, "9": -32602}
+	for id, code := range checks {
+		r, ok := byID[id]
+		if !ok || r.Error == nil || r.Error.Code != code {
+			t.Errorf("reply %s = %+v, want error %d", id, r, code)
+		}
+	}
+	if r := byID["9"]; r.Error == nil || !strings.Contains(r.Error.Message, "session/new") {
+		t.Errorf("unknown session error = %+v, want it to say how to open one", r.Error)
+	}
+	if r := byID["10"]; r.Error != nil || len(r.Result) == 0 {
+		t.Errorf("initialize after the bad lines = %+v, want a result", r)
+	}
+}
+
+func TestACPRejectsEditorChosenFlags(t *testing.T) {
+	e := newEnv(t)
+	srv := llmtest.NewServer(t, llmtest.NewModel())
+	r := e.run(wires[0].env(), append(e.acpArgs(srv), "--session", "x")...)
+	if r.code != exitUsage || !strings.Contains(r.stderr, "--session is chosen by the editor") {
+		t.Errorf("exit %d, stderr %q; want a usage error naming --session", r.code, r.stderr)
+	}
+	if r.stdout != "" {
+		t.Errorf("stdout = %q, want nothing but protocol", r.stdout)
+	}
+}
