@@ -36,6 +36,46 @@ func acpScenario() *llmtest.Model {
 	)
 }
 
+// acpWant is what the editor of the scenario sees: the first prompt's
+// updates, the cancelled prompt's up to its failed call, and the replay of
+// a load up to the same point.
+func acpWant(work string) (first, cancelled, replay []string) {
+	a, b := filepath.Join(work, "a.txt"), filepath.Join(work, "b.txt")
+	first = []string{
+		`tool_call c1 edit pending "Write a.txt" @` + a,
+		`permission c1 allow-once`,
+		`update c1 in_progress`,
+		`update c1 completed diff ` + a + ` <new>→"new\n" "Created a.txt (1 line, 4 bytes)."`,
+		`tool_call c2 edit pending "Write b.txt" @` + b,
+		`permission c2 reject`,
+		`update c2 failed "Blocked: rejected in the editor"`,
+		`agent: Wrote a.txt; b.txt was refused.`,
+	}
+	cancelled = []string{"tool_call c3 execute pending \"Run `sleep 30`\"", "permission c3 allow-once", "update c3 in_progress"}
+	replay = []string{
+		"user: update the files",
+		`tool_call c1 edit pending "Write a.txt" @` + a,
+		"update c1 in_progress",
+		`update c1 completed "Created a.txt (1 line, 4 bytes)."`,
+		`tool_call c2 edit pending "Write b.txt" @` + b,
+		`update c2 failed "Blocked: rejected in the editor"`,
+		"agent: Wrote a.txt; b.txt was refused.",
+		"user: wait a while",
+		"tool_call c3 execute pending \"Run `sleep 30`\"",
+		"update c3 in_progress",
+	}
+	return first, cancelled, replay
+}
+
+// checkTail compares got with want followed by one line for the call that
+// was cancelled, whose text is the tool's.
+func checkTail(t *testing.T, what string, got, want []string, call string) {
+	t.Helper()
+	if len(got) != len(want)+1 || !cmp.Equal(want, got[:len(want)]) || !strings.HasPrefix(got[len(want)], "update "+call+" failed") {
+		t.Errorf("%s:\n%s\nwant:\n%s\nthen %s failed", what, strings.Join(got, "\n"), strings.Join(want, "\n"), call)
+	}
+}
+
 // acpProc is a running 'rein acp' with the Go SDK's client on its pipes.
 type acpProc struct {
 	cmd    *exec.Cmd
@@ -153,21 +193,11 @@ func TestACPEditorScenario(t *testing.T) {
 	if resp.StopReason != sdk.StopReasonEndTurn {
 		t.Errorf("stop reason = %q, want end_turn", resp.StopReason)
 	}
-	a, b := filepath.Join(e.work, "a.txt"), filepath.Join(e.work, "b.txt")
-	want := []string{
-		`tool_call c1 edit pending "Write a.txt" @` + a,
-		`permission c1 allow-once`,
-		`update c1 in_progress`,
-		`update c1 completed diff ` + a + ` <new>→"new\n" "Created a.txt (1 line, 4 bytes)."`,
-		`tool_call c2 edit pending "Write b.txt" @` + b,
-		`permission c2 reject`,
-		`update c2 failed "Blocked: rejected in the editor"`,
-		`agent: Wrote a.txt; b.txt was refused.`,
-	}
+	want, wantCancelled, wantReplay := acpWant(e.work)
 	if diff := cmp.Diff(want, p.client.Trace()); diff != "" {
 		t.Errorf("first prompt (-want +got):\n%s", diff)
 	}
-	if _, err := os.Stat(b); !os.IsNotExist(err) {
+	if _, err := os.Stat(filepath.Join(e.work, "b.txt")); !os.IsNotExist(err) {
 		t.Errorf("b.txt was written though the editor rejected it (%v)", err)
 	}
 
@@ -194,11 +224,7 @@ func TestACPEditorScenario(t *testing.T) {
 	if got := <-stopped; got != sdk.StopReasonCancelled {
 		t.Errorf("stop reason after cancel = %q, want cancelled", got)
 	}
-	tr := p.client.Trace()
-	wantStart := []string{"tool_call c3 execute pending \"Run `sleep 30`\"", "permission c3 allow-once", "update c3 in_progress"}
-	if len(tr) != 4 || !cmp.Equal(wantStart, tr[:3]) || !strings.HasPrefix(tr[3], "update c3 failed") {
-		t.Errorf("cancelled prompt trace:\n%s\nwant %q then the call failed", strings.Join(tr, "\n"), wantStart)
-	}
+	checkTail(t, "cancelled prompt", p.client.Trace(), wantCancelled, "c3")
 	p.stop(t)
 
 	// A new editor process loads the session: the history is replayed.
@@ -209,22 +235,7 @@ func TestACPEditorScenario(t *testing.T) {
 	if _, err := p2.conn.LoadSession(ctx, sdk.LoadSessionRequest{SessionId: ns.SessionId, Cwd: e.work, McpServers: []sdk.McpServer{}}); err != nil {
 		t.Fatalf("session/load: %v; stderr:\n%s", err, p2.stderr)
 	}
-	replay := p2.client.Trace()
-	wantReplay := []string{
-		"user: update the files",
-		`tool_call c1 edit pending "Write a.txt" @` + a,
-		"update c1 in_progress",
-		`update c1 completed "Created a.txt (1 line, 4 bytes)."`,
-		`tool_call c2 edit pending "Write b.txt" @` + b,
-		`update c2 failed "Blocked: rejected in the editor"`,
-		"agent: Wrote a.txt; b.txt was refused.",
-		"user: wait a while",
-		"tool_call c3 execute pending \"Run `sleep 30`\"",
-		"update c3 in_progress",
-	}
-	if len(replay) != len(wantReplay)+1 || !cmp.Equal(wantReplay, replay[:len(wantReplay)]) || !strings.HasPrefix(replay[len(wantReplay)], "update c3 failed") {
-		t.Errorf("replay:\n%s\nwant:\n%s\nthen c3 failed", strings.Join(replay, "\n"), strings.Join(wantReplay, "\n"))
-	}
+	checkTail(t, "replay", p2.client.Trace(), wantReplay, "c3")
 	p2.client.Reset()
 	r, err := p2.conn.Prompt(ctx, sdk.PromptRequest{SessionId: ns.SessionId, Prompt: []sdk.ContentBlock{sdk.TextBlock("still there?")}})
 	if err != nil || r.StopReason != sdk.StopReasonEndTurn {
@@ -234,6 +245,61 @@ func TestACPEditorScenario(t *testing.T) {
 		t.Errorf("prompt after load (-want +got):\n%s", diff)
 	}
 	p2.stop(t)
+}
+
+// The same scenario, played by the protocol's TypeScript client library.
+func TestACPTypeScriptClient(t *testing.T) {
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Skip("node is not installed; install Node.js 20+ to run the TypeScript client test")
+	}
+	dir, err := filepath.Abs(filepath.Join("..", "..", "acp", "testdata", "node"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "node_modules", "@agentclientprotocol", "sdk")); err != nil {
+		msg := "the ACP TypeScript client is not installed; run: npm ci --prefix acp/testdata/node"
+		if os.Getenv("CI") != "" {
+			t.Fatal(msg)
+		}
+		t.Skip(msg)
+	}
+	e := newEnv(t)
+	srv := llmtest.NewServer(t, acpScenario())
+	argv, err := json.Marshal(append([]string{reinBin}, e.acpArgs(srv)...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, filepath.Join(dir, "client.mjs"))
+	cmd.Env = append(append(append([]string{}, e.vars...), wires[0].env()...), "REIN_ACP="+string(argv), "REIN_WORK="+e.work)
+	cmd.Dir = e.work
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("node client.mjs: %v\nstderr:\n%s", err, stderr.String())
+	}
+	var got struct {
+		First, Cancelled, Replay, After []string
+		Stops                           []string
+	}
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatalf("client output %q: %v", out, err)
+	}
+	first, cancelled, replay := acpWant(e.work)
+	if diff := cmp.Diff(first, got.First); diff != "" {
+		t.Errorf("first prompt (-want +got):\n%s", diff)
+	}
+	checkTail(t, "cancelled prompt", got.Cancelled, cancelled, "c3")
+	checkTail(t, "replay", got.Replay, replay, "c3")
+	if diff := cmp.Diff([]string{"agent: Back again."}, got.After); diff != "" {
+		t.Errorf("prompt after load (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"end_turn", "cancelled", "end_turn"}, got.Stops); diff != "" {
+		t.Errorf("stop reasons (-want +got):\n%s", diff)
+	}
 }
 
 // Lines that are not JSON-RPC get a JSON-RPC error; the agent goes on.
