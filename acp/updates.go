@@ -191,8 +191,10 @@ func (t *translator) result(r *session.ToolResult) {
 			}
 		}
 	}
-	if text := resultText(r.Parts); text != "" {
-		content = append(content, sdk.ToolContent(sdk.TextBlock(text)))
+	for _, p := range r.Parts {
+		if tx, ok := p.(*llm.Text); ok && tx.Text != "" {
+			content = append(content, sdk.ToolContent(sdk.TextBlock(tx.Text)))
+		}
 	}
 	opts := []sdk.ToolCallUpdateOpt{sdk.WithUpdateStatus(status)}
 	if content != nil {
@@ -203,19 +205,6 @@ func (t *translator) result(r *session.ToolResult) {
 		t.sendPlan(v.plan)
 	}
 	delete(t.calls, r.CallID)
-}
-
-func resultText(parts []llm.Part) string {
-	var b strings.Builder
-	for _, p := range parts {
-		if tx, ok := p.(*llm.Text); ok {
-			if b.Len() > 0 {
-				b.WriteByte('\n')
-			}
-			b.WriteString(tx.Text)
-		}
-	}
-	return b.String()
 }
 
 func planStatus(s string) sdk.PlanEntryStatus {
