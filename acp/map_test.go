@@ -124,7 +124,7 @@ func TestCheckMessage(t *testing.T) {
 		{`{"jsonrpc":"2.0","id":4}`, -32600},
 	}
 	for _, tt := range tests {
-		r := checkMessage([]byte(tt.line))
+		r, _ := checkMessage([]byte(tt.line))
 		got := 0
 		if r != nil {
 			got = r.Error.Code

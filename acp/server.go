@@ -54,8 +54,12 @@ type AgentRequest struct {
 	// Approver asks the editor through session/request_permission. Give
 	// it to the agent's approval policy for the calls it should ask about.
 	Approver tool.Approver
-	// Client is what the editor said it can do in initialize.
+	// Client is what the editor said it can do in initialize; see
+	// ClientTools for the tools that use it.
 	Client sdk.ClientCapabilities
+
+	srv  *Server
+	live *live
 }
 
 // Handle is the agent a host built for one ACP session.
@@ -145,16 +149,20 @@ func (s *Server) Serve(ctx context.Context, r io.Reader, w io.Writer) error {
 	}
 	pr.Close()
 	<-s.conn.Done()
-	err := s.shutdown()
+	err := s.shutdown(out)
 	if ctx.Err() == nil {
 		<-filtered
 	}
 	return err
 }
 
-// shutdown cancels every run, waits for the requests in flight and closes
-// the agents.
-func (s *Server) shutdown() error {
+// answerWait bounds how long a closing connection waits for the answers
+// to the requests it received (their runs are cancelled first).
+const answerWait = 5 * time.Second
+
+// shutdown cancels every run, waits for the requests in flight and their
+// answers, and closes the agents.
+func (s *Server) shutdown(out *lockedWriter) error {
 	s.mu.Lock()
 	s.closed = true
 	all := make([]*live, 0, len(s.sessions))
@@ -167,6 +175,14 @@ func (s *Server) shutdown() error {
 		l.h.Agent.Cancel("close")
 	}
 	s.work.Wait()
+	// An editor that closed its side may still read the answers.
+	t := time.NewTimer(answerWait)
+	select {
+	case <-out.answered():
+	case <-t.C:
+		s.log.Warn("acp: closing with requests unanswered")
+	}
+	t.Stop()
 	var errs []error
 	for _, l := range all {
 		errs = append(errs, l.h.close())
@@ -280,7 +296,7 @@ func (s *Server) open(ctx context.Context, id session.ID, cwd string, servers []
 	client := s.client
 	s.mu.Unlock()
 	h, err := s.opts.NewAgent(ctx, &AgentRequest{
-		Session: id, Cwd: l.cwd, MCPServers: mcps, Client: client,
+		Session: id, Cwd: l.cwd, MCPServers: mcps, Client: client, srv: s, live: l,
 		Approver: tool.ApproverFunc(func(ctx context.Context, req *tool.ApprovalRequest) (tool.Approval, error) {
 			return s.approve(ctx, l, req)
 		}),

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -24,6 +25,7 @@ import (
 	"github.com/reinhq/rein/tool"
 	"github.com/reinhq/rein/tool/fs"
 	"github.com/reinhq/rein/tool/sandbox"
+	"github.com/reinhq/rein/tool/shell"
 	"github.com/reinhq/rein/tool/todo"
 )
 
@@ -33,6 +35,7 @@ type harness struct {
 	conn   *sdk.ClientSideConnection
 	client *acptest.Client
 	dir    string
+	caps   sdk.ClientCapabilities // what the editor offers in initialize
 	done   chan error
 	stop   func()
 }
@@ -54,10 +57,12 @@ func start(t *testing.T, m llm.Model, st session.Store, dir string, answers ...s
 		Name: "rein", Version: "test",
 		NewAgent: func(ctx context.Context, req *acp.AgentRequest) (*acp.Handle, error) {
 			policy := &sandbox.Policy{Root: req.Cwd}
+			sh := shell.New(&shell.Options{Policy: policy})
 			tools := append(fs.NewTools(policy, nil), todo.New(nil), blockTool)
+			tools = req.ClientTools(append(tools, sh.Tools()...), policy)
 			a, err := agent.New(&agent.Options{
 				Model: m, Provider: "llmtest", ModelName: "test",
-				Tools: tools, Store: st, Session: req.Session,
+				Tools: tools, Store: st, Session: req.Session, Closers: []io.Closer{sh},
 				Approver: tool.NewPolicy(&tool.PolicyOptions{Default: tool.Ask, AllowReadOnly: true,
 					Rules: []tool.Rule{{Tool: todo.Name, Verdict: tool.Allow}}, Approver: req.Approver}),
 				SpillDir: t.TempDir(),
@@ -96,7 +101,7 @@ func ctxT(t *testing.T) context.Context {
 
 func (h *harness) newSession(ctx context.Context) sdk.SessionId {
 	h.t.Helper()
-	if _, err := h.conn.Initialize(ctx, sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber}); err != nil {
+	if _, err := h.conn.Initialize(ctx, sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber, ClientCapabilities: h.caps}); err != nil {
 		h.t.Fatalf("initialize: %v", err)
 	}
 	ns, err := h.conn.NewSession(ctx, sdk.NewSessionRequest{Cwd: h.dir, McpServers: []sdk.McpServer{}})
@@ -282,5 +287,47 @@ func TestRequestErrorsSayWhatToDo(t *testing.T) {
 				t.Errorf("error = %v, want one containing %q", err, tt.want)
 			}
 		})
+	}
+}
+
+// An editor that offers terminals runs the shell tool's commands, without
+// the secrets rein was given.
+func TestShellRunsInEditorTerminal(t *testing.T) {
+	t.Setenv("REIN_TEST_API_KEY", "sekrit")
+	m := llmtest.NewModel(
+		llmtest.CallTool("c1", "shell", `{"command":"echo hi $REIN_TEST_API_KEY; exit 3"}`),
+		llmtest.Reply("It failed."),
+	)
+	h := start(t, m, session.NewMemStore(), t.TempDir(), acp.OptionAllowOnce)
+	h.caps = sdk.ClientCapabilities{Terminal: true}
+	h.client.RunTerminals()
+	ctx := ctxT(t)
+	id := h.newSession(ctx)
+	if got := h.prompt(ctx, id, "run it"); got != sdk.StopReasonEndTurn {
+		t.Errorf("stop reason = %q", got)
+	}
+	var updates, terms []string
+	for _, line := range h.client.Trace() {
+		// Terminal requests and updates travel apart; each keeps its order.
+		if strings.HasPrefix(line, "terminal ") {
+			terms = append(terms, line)
+			continue
+		}
+		updates = append(updates, regexp.MustCompile(`took [0-9.]+[µm]?s`).ReplaceAllString(line, "took T"))
+	}
+	want := []string{
+		"tool_call c1 execute pending \"Run `echo hi $REIN_TEST_API_KEY; exit 3`\"",
+		"permission c1 allow-once",
+		"update c1 in_progress",
+		"update c1 terminal term1",
+		`update c1 failed "hi\n\nExit code 3 (took T)."`,
+		"agent: It failed.",
+	}
+	if diff := cmp.Diff(want, updates); diff != "" {
+		t.Errorf("updates (-want +got):\n%s", diff)
+	}
+	if len(terms) != 2 || !strings.HasPrefix(terms[0], "terminal bash -c echo hi $REIN_TEST_API_KEY; exit 3 [") ||
+		!strings.Contains(terms[0], "REIN_TEST_API_KEY= ") && !strings.HasSuffix(terms[0], "REIN_TEST_API_KEY=]") || terms[1] != "terminal term1 released" {
+		t.Errorf("terminal requests = %q; want the command with REIN_TEST_API_KEY blanked, then its release", terms)
 	}
 }

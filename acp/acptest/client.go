@@ -30,6 +30,8 @@ const announceWait = 5 * time.Second
 
 // Client is a scripted ACP client. It is safe for concurrent use.
 type Client struct {
+	terminals *terminals // nil: terminal requests answer method not found
+
 	mu       sync.Mutex
 	changed  chan struct{} // closed and replaced on every record
 	answers  []string
@@ -141,6 +143,8 @@ func (c *Client) SessionUpdate(ctx context.Context, n sdk.SessionNotification) e
 				line += fmt.Sprintf(" diff %s %s→%q", ct.Diff.Path, old, ct.Diff.NewText)
 			case ct.Content != nil:
 				line += fmt.Sprintf(" %q", blockText(ct.Content.Content))
+			case ct.Terminal != nil:
+				line += " terminal " + ct.Terminal.TerminalId
 			}
 		}
 		c.record("update ", line, false)
@@ -203,7 +207,7 @@ func (c *Client) waitAnnounced(ctx context.Context, id sdk.ToolCallId) bool {
 	}
 }
 
-// The client offers no files or terminals: these answer method not found.
+// The client offers no files: these answer method not found.
 
 // ReadTextFile is not offered.
 func (c *Client) ReadTextFile(ctx context.Context, p sdk.ReadTextFileRequest) (sdk.ReadTextFileResponse, error) {
@@ -213,31 +217,6 @@ func (c *Client) ReadTextFile(ctx context.Context, p sdk.ReadTextFileRequest) (s
 // WriteTextFile is not offered.
 func (c *Client) WriteTextFile(ctx context.Context, p sdk.WriteTextFileRequest) (sdk.WriteTextFileResponse, error) {
 	return sdk.WriteTextFileResponse{}, sdk.NewMethodNotFound(sdk.ClientMethodFsWriteTextFile)
-}
-
-// CreateTerminal is not offered.
-func (c *Client) CreateTerminal(ctx context.Context, p sdk.CreateTerminalRequest) (sdk.CreateTerminalResponse, error) {
-	return sdk.CreateTerminalResponse{}, sdk.NewMethodNotFound(sdk.ClientMethodTerminalCreate)
-}
-
-// KillTerminal is not offered.
-func (c *Client) KillTerminal(ctx context.Context, p sdk.KillTerminalRequest) (sdk.KillTerminalResponse, error) {
-	return sdk.KillTerminalResponse{}, sdk.NewMethodNotFound(sdk.ClientMethodTerminalKill)
-}
-
-// TerminalOutput is not offered.
-func (c *Client) TerminalOutput(ctx context.Context, p sdk.TerminalOutputRequest) (sdk.TerminalOutputResponse, error) {
-	return sdk.TerminalOutputResponse{}, sdk.NewMethodNotFound(sdk.ClientMethodTerminalOutput)
-}
-
-// ReleaseTerminal is not offered.
-func (c *Client) ReleaseTerminal(ctx context.Context, p sdk.ReleaseTerminalRequest) (sdk.ReleaseTerminalResponse, error) {
-	return sdk.ReleaseTerminalResponse{}, sdk.NewMethodNotFound(sdk.ClientMethodTerminalRelease)
-}
-
-// WaitForTerminalExit is not offered.
-func (c *Client) WaitForTerminalExit(ctx context.Context, p sdk.WaitForTerminalExitRequest) (sdk.WaitForTerminalExitResponse, error) {
-	return sdk.WaitForTerminalExitResponse{}, sdk.NewMethodNotFound(sdk.ClientMethodTerminalWaitForExit)
 }
 
 var _ sdk.Client = (*Client)(nil)

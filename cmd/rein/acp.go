@@ -64,6 +64,7 @@ func (a *app) serveACP(ctx context.Context, f *agentFlags) error {
 			sf.session = string(req.Session)
 			sf.existing = req.Session != ""
 			sf.editorMCP = req.MCPServers
+			sf.editorTools = req.ClientTools
 			s, err := a.build(ctx, &sf, req.Approver, true)
 			if err != nil {
 				return nil, err

@@ -22,6 +22,7 @@ import (
 	"github.com/reinhq/rein/llm"
 	"github.com/reinhq/rein/session"
 	"github.com/reinhq/rein/tool"
+	"github.com/reinhq/rein/tool/sandbox"
 )
 
 func init() { extraCommands = append(extraCommands, (*app).runCommand) }
@@ -42,10 +43,12 @@ type agentFlags struct {
 	mcp      []string // --mcp NAME=COMMAND… or NAME=URL
 	hooks    string   // --hooks-from
 
-	// Set by hosts, not flags: MCP servers an editor passed, and whether
-	// --session must name a session that exists (an editor's load).
-	editorMCP []mcp.ServerConfig
-	existing  bool
+	// Set by hosts, not flags: MCP servers an editor passed, whether
+	// --session must name a session that exists (an editor's load), and
+	// the tools the editor runs in place of rein's.
+	editorMCP   []mcp.ServerConfig
+	existing    bool
+	editorTools func([]tool.Tool, *sandbox.Policy) []tool.Tool
 }
 
 func (f *agentFlags) register(cmd *cobra.Command) {
@@ -258,6 +261,9 @@ func (a *app) build(ctx context.Context, f *agentFlags, ask tool.Approver, inter
 	}
 	if s.kit, err = buildTools(s.root, "", names); err != nil {
 		return nil, err
+	}
+	if f.editorTools != nil {
+		s.kit.tools = f.editorTools(s.kit.tools, s.kit.policy)
 	}
 	// Hook commands of the config file and the workspace's settings.
 	var hooks *hook.Set
