@@ -29,6 +29,11 @@
 // "reject"; a hook's ask reaches it the same way when the agent's
 // approval policy defers to it.
 //
+// Where the editor offers files and terminals, AgentRequest.ClientTools
+// gives it its part: shell commands in an editor terminal, reads that also
+// show an unsaved buffer, edits handed to the editor. File access stays
+// with rein's tools and their checks.
+//
 // Quick start, in a host:
 //
 //	srv, err := acp.New(&acp.Options{

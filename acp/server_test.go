@@ -331,3 +331,64 @@ func TestShellRunsInEditorTerminal(t *testing.T) {
 		t.Errorf("terminal requests = %q; want the command with REIN_TEST_API_KEY blanked, then its release", terms)
 	}
 }
+
+// An editor that serves files shows the model its unsaved buffer on a
+// read and gets rein's edits handed to it.
+func TestFilesThroughTheEditor(t *testing.T) {
+	dir := t.TempDir()
+	a := filepath.Join(dir, "a.txt")
+	if err := os.WriteFile(a, []byte("on disk\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	m := llmtest.NewModel(
+		llmtest.CallTool("c1", "read", `{"path":"a.txt"}`),
+		llmtest.CallTool("c2", "write", `{"path":"a.txt","content":"new\n"}`),
+		llmtest.Reply("Done."),
+	)
+	h := start(t, m, session.NewMemStore(), dir, acp.OptionAllowOnce)
+	h.caps = sdk.ClientCapabilities{Fs: sdk.FileSystemCapabilities{ReadTextFile: true, WriteTextFile: true}}
+	h.client.ServeFiles()
+	h.client.SetBuffer(a, "unsaved\n")
+	ctx := ctxT(t)
+	id := h.newSession(ctx)
+	if got := h.prompt(ctx, id, "rewrite a.txt"); got != sdk.StopReasonEndTurn {
+		t.Errorf("stop reason = %q", got)
+	}
+	var fsLines []string
+	for _, line := range h.client.Trace() {
+		if strings.HasPrefix(line, "fs ") {
+			fsLines = append(fsLines, line)
+		}
+	}
+	if diff := cmp.Diff([]string{"fs read " + a, "fs write " + a}, fsLines); diff != "" {
+		t.Errorf("file requests (-want +got):\n%s", diff)
+	}
+	reqs := m.Requests()
+	if len(reqs) != 3 {
+		t.Fatalf("%d model requests, want 3", len(reqs))
+	}
+	seen := toolResultText(reqs[1], "c1")
+	if !strings.Contains(seen, "1\ton disk") || !strings.Contains(seen, "unsaved changes") || !strings.Contains(seen, "unsaved\n") {
+		t.Errorf("the model's read of a.txt = %q; want the file and the editor's unsaved buffer", seen)
+	}
+	if buf, _ := h.client.Buffer(a); buf != "new\n" {
+		t.Errorf("editor buffer after the write = %q, want the new content", buf)
+	}
+}
+
+// toolResultText is the text of the result for call in req's messages.
+func toolResultText(req *llm.Request, call llm.CallID) string {
+	var b strings.Builder
+	for _, msg := range req.Messages {
+		for _, p := range msg.Parts {
+			if r, ok := p.(*llm.ToolResult); ok && r.CallID == call {
+				for _, rp := range r.Parts {
+					if tx, ok := rp.(*llm.Text); ok {
+						b.WriteString(tx.Text)
+					}
+				}
+			}
+		}
+	}
+	return b.String()
+}

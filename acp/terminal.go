@@ -22,26 +22,6 @@ const (
 	terminalOutput     = 30_000 // bytes the editor keeps, from the end
 )
 
-// ClientTools returns tools with the ones the editor can run itself
-// handed to it: when the editor offers terminals, the foreground commands
-// of the shell tool run in an editor terminal, which the editor shows live
-// beside the tool call (background commands stay with rein's shell).
-// Everything else is returned as it is. policy, when set, is the
-// workspace policy whose command rules a command must pass first.
-func (r *AgentRequest) ClientTools(tools []tool.Tool, policy *sandbox.Policy) []tool.Tool {
-	if !r.Client.Terminal || r.live == nil {
-		return tools
-	}
-	out := make([]tool.Tool, len(tools))
-	for i, t := range tools {
-		out[i] = t
-		if t.Spec().Name == "shell" {
-			out[i] = &terminalShell{inner: t, srv: r.srv, l: r.live, policy: policy}
-		}
-	}
-	return out
-}
-
 // terminalShell runs shell commands in an editor terminal.
 type terminalShell struct {
 	inner  tool.Tool

@@ -3,7 +3,6 @@ package acp
 import (
 	"encoding/json"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -240,20 +239,13 @@ func (d description) locations() []sdk.ToolCallLocation {
 // file it acts on; other tools (MCP servers') are shown by name.
 func describe(name string, args json.RawMessage, cwd string) description {
 	var a struct {
-		Path        string `json:"path"`
-		Pattern     string `json:"pattern"`
-		Command     string `json:"command"`
-		Description string `json:"description"`
-		Offset      int    `json:"offset"`
+		Path    string `json:"path"`
+		Pattern string `json:"pattern"`
+		Command string `json:"command"`
+		Offset  int    `json:"offset"`
 	}
 	_ = json.Unmarshal(args, &a) // a call that does not parse is shown by name
-	abs := ""
-	if a.Path != "" {
-		abs = a.Path
-		if !filepath.IsAbs(abs) {
-			abs = filepath.Join(cwd, abs)
-		}
-	}
+	abs := callPath(args, cwd)
 	switch name {
 	case "read":
 		return description{kind: sdk.ToolKindRead, title: "Read " + orName(a.Path, name), path: abs, line: a.Offset}

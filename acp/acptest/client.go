@@ -31,6 +31,7 @@ const announceWait = 5 * time.Second
 // Client is a scripted ACP client. It is safe for concurrent use.
 type Client struct {
 	terminals *terminals // nil: terminal requests answer method not found
+	files     *files     // nil: file requests answer method not found
 
 	mu       sync.Mutex
 	changed  chan struct{} // closed and replaced on every record
@@ -205,18 +206,6 @@ func (c *Client) waitAnnounced(ctx context.Context, id sdk.ToolCallId) bool {
 			return false
 		}
 	}
-}
-
-// The client offers no files: these answer method not found.
-
-// ReadTextFile is not offered.
-func (c *Client) ReadTextFile(ctx context.Context, p sdk.ReadTextFileRequest) (sdk.ReadTextFileResponse, error) {
-	return sdk.ReadTextFileResponse{}, sdk.NewMethodNotFound(sdk.ClientMethodFsReadTextFile)
-}
-
-// WriteTextFile is not offered.
-func (c *Client) WriteTextFile(ctx context.Context, p sdk.WriteTextFileRequest) (sdk.WriteTextFileResponse, error) {
-	return sdk.WriteTextFileResponse{}, sdk.NewMethodNotFound(sdk.ClientMethodFsWriteTextFile)
 }
 
 var _ sdk.Client = (*Client)(nil)
