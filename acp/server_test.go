@@ -392,3 +392,31 @@ func toolResultText(req *llm.Request, call llm.CallID) string {
 	}
 	return b.String()
 }
+
+// "Always allow" holds for the rest of the session: the tool is not asked
+// about again.
+func TestAllowAlwaysIsRemembered(t *testing.T) {
+	m := llmtest.NewModel(
+		llmtest.CallTool("c1", "write", `{"path":"a.txt","content":"a"}`),
+		llmtest.CallTool("c2", "write", `{"path":"b.txt","content":"b"}`),
+		llmtest.Reply("Both written."),
+	)
+	h := start(t, m, session.NewMemStore(), t.TempDir(), acp.OptionAllowAlways)
+	ctx := ctxT(t)
+	id := h.newSession(ctx)
+	h.prompt(ctx, id, "write both")
+	var asked []string
+	for _, line := range h.client.Trace() {
+		if strings.HasPrefix(line, "permission ") {
+			asked = append(asked, line)
+		}
+	}
+	if diff := cmp.Diff([]string{"permission c1 allow-always"}, asked); diff != "" {
+		t.Errorf("permission requests (-want +got):\n%s", diff)
+	}
+	for _, f := range []string{"a.txt", "b.txt"} {
+		if _, err := os.Stat(filepath.Join(h.dir, f)); err != nil {
+			t.Errorf("%s was not written: %v", f, err)
+		}
+	}
+}

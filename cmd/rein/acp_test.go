@@ -237,14 +237,22 @@ func TestACPEditorScenario(t *testing.T) {
 	}
 	checkTail(t, "replay", p2.client.Trace(), wantReplay, "c3")
 	p2.client.Reset()
-	r, err := p2.conn.Prompt(ctx, sdk.PromptRequest{SessionId: ns.SessionId, Prompt: []sdk.ContentBlock{sdk.TextBlock("still there?")}})
-	if err != nil || r.StopReason != sdk.StopReasonEndTurn {
-		t.Fatalf("prompt after load: %v, %v", r.StopReason, err)
+	pr, err := p2.conn.Prompt(ctx, sdk.PromptRequest{SessionId: ns.SessionId, Prompt: []sdk.ContentBlock{sdk.TextBlock("still there?")}})
+	if err != nil || pr.StopReason != sdk.StopReasonEndTurn {
+		t.Fatalf("prompt after load: %v, %v", pr.StopReason, err)
 	}
 	if diff := cmp.Diff([]string{"agent: Back again."}, p2.client.Trace()); diff != "" {
 		t.Errorf("prompt after load (-want +got):\n%s", diff)
 	}
+	_, err = p2.conn.LoadSession(ctx, sdk.LoadSessionRequest{SessionId: "no-such-session", Cwd: e.work, McpServers: []sdk.McpServer{}})
+	if err == nil || !strings.Contains(err.Error(), "session no-such-session not found") {
+		t.Errorf("load of an unknown session: %v; want an error naming it", err)
+	}
 	p2.stop(t)
+	r := e.run(nil, "sessions", "list", "--store", e.store)
+	if r.code != 0 || !strings.Contains(r.stdout, string(ns.SessionId)) || strings.Contains(r.stdout, "no-such-session") {
+		t.Errorf("sessions list (exit %d):\n%s\nwant the editor's session and not the one that failed to load", r.code, r.stdout)
+	}
 }
 
 // The same scenario, played by the protocol's TypeScript client library.
