@@ -36,17 +36,29 @@ func (r *AgentRequest) ClientTools(tools []tool.Tool, policy *sandbox.Policy) []
 	out := make([]tool.Tool, len(tools))
 	for i, t := range tools {
 		out[i] = t
+		c := clientTool{inner: t, srv: r.srv, l: r.live, policy: policy}
 		switch name := t.Spec().Name; {
 		case name == "shell" && r.Client.Terminal:
-			out[i] = &terminalShell{inner: t, srv: r.srv, l: r.live, policy: policy}
+			out[i] = &terminalShell{c}
 		case name == "read" && r.Client.Fs.ReadTextFile:
-			out[i] = &bufferRead{inner: t, srv: r.srv, l: r.live, fs: policy}
+			out[i] = &bufferRead{c}
 		case (name == "write" || name == "edit" || name == "multi_edit") && r.Client.Fs.WriteTextFile:
-			out[i] = &bufferWrite{inner: t, srv: r.srv, l: r.live, fs: policy}
+			out[i] = &bufferWrite{c}
 		}
 	}
 	return out
 }
+
+// clientTool is one of rein's tools with the editor's part added; it has
+// the tool's spec, so the model sees no difference.
+type clientTool struct {
+	inner  tool.Tool
+	srv    *Server
+	l      *live
+	policy *sandbox.Policy
+}
+
+func (t *clientTool) Spec() tool.Spec { return t.inner.Spec() }
 
 // maxBufferBytes bounds the editor buffer text a read adds for the model.
 const maxBufferBytes = 100_000
@@ -55,14 +67,7 @@ const maxBufferBytes = 100_000
 // file has unsaved changes in the editor, the result also carries the
 // buffer's text. The read itself goes through rein's tool, so workspace
 // confinement and the read-before-edit record stay rein's.
-type bufferRead struct {
-	inner tool.Tool
-	srv   *Server
-	l     *live
-	fs    *sandbox.Policy
-}
-
-func (t *bufferRead) Spec() tool.Spec { return t.inner.Spec() }
+type bufferRead struct{ clientTool }
 
 func (t *bufferRead) Call(ctx context.Context, call *tool.Call) (*tool.Result, error) {
 	res, err := t.inner.Call(ctx, call)
@@ -73,7 +78,7 @@ func (t *bufferRead) Call(ctx context.Context, call *tool.Call) (*tool.Result, e
 	if abs == "" {
 		return res, nil
 	}
-	disk, derr := t.fs.ReadFile(abs, nil, maxDiffBytes)
+	disk, derr := t.policy.ReadFile(abs, nil, maxDiffBytes)
 	buf, berr := t.srv.conn.ReadTextFile(ctx, sdk.ReadTextFileRequest{SessionId: t.l.id, Path: abs})
 	if derr != nil || berr != nil || buf.Content == string(disk) {
 		return res, nil
@@ -94,14 +99,7 @@ func (t *bufferRead) Call(ctx context.Context, call *tool.Call) (*tool.Result, e
 // handed: after the tool changed the file on disk (with its checks), the
 // new content goes to the editor with fs/write_text_file, so an open
 // buffer shows it and the editor can track the change.
-type bufferWrite struct {
-	inner tool.Tool
-	srv   *Server
-	l     *live
-	fs    *sandbox.Policy
-}
-
-func (t *bufferWrite) Spec() tool.Spec { return t.inner.Spec() }
+type bufferWrite struct{ clientTool }
 
 func (t *bufferWrite) Call(ctx context.Context, call *tool.Call) (*tool.Result, error) {
 	res, err := t.inner.Call(ctx, call)
@@ -112,7 +110,7 @@ func (t *bufferWrite) Call(ctx context.Context, call *tool.Call) (*tool.Result, 
 	if abs == "" {
 		return res, nil
 	}
-	b, rerr := t.fs.ReadFile(abs, nil, maxDiffBytes)
+	b, rerr := t.policy.ReadFile(abs, nil, maxDiffBytes)
 	if rerr != nil {
 		return res, nil
 	}

@@ -23,14 +23,7 @@ const (
 )
 
 // terminalShell runs shell commands in an editor terminal.
-type terminalShell struct {
-	inner  tool.Tool
-	srv    *Server
-	l      *live
-	policy *sandbox.Policy
-}
-
-func (t *terminalShell) Spec() tool.Spec { return t.inner.Spec() }
+type terminalShell struct{ clientTool }
 
 func (t *terminalShell) Call(ctx context.Context, call *tool.Call) (*tool.Result, error) {
 	var in struct {
@@ -41,14 +34,12 @@ func (t *terminalShell) Call(ctx context.Context, call *tool.Call) (*tool.Result
 	if err := json.Unmarshal(call.Args, &in); err != nil || in.Background {
 		return t.inner.Call(ctx, call)
 	}
-	if t.policy != nil {
-		if err := t.policy.Commands.Check(in.Command); err != nil {
-			var ce *sandbox.CommandError
-			if errors.As(err, &ce) {
-				return tool.Errorf("%s", ce.Reason), nil
-			}
-			return tool.Errorf("%v", err), nil
+	if err := t.policy.Commands.Check(in.Command); err != nil {
+		var ce *sandbox.CommandError
+		if errors.As(err, &ce) {
+			return tool.Errorf("%s", ce.Reason), nil
 		}
+		return tool.Errorf("%v", err), nil
 	}
 	limit := terminalTimeout
 	if in.Timeout > 0 {
