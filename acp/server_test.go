@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -418,5 +419,38 @@ func TestAllowAlwaysIsRemembered(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(h.dir, f)); err != nil {
 			t.Errorf("%s was not written: %v", f, err)
 		}
+	}
+}
+
+// A cancel while a command runs in the editor's terminal kills and
+// releases the terminal.
+func TestCancelInEditorTerminal(t *testing.T) {
+	m := llmtest.NewModel(llmtest.CallTool("c1", "shell", `{"command":"sleep 30"}`), llmtest.Reply("never sent"))
+	h := start(t, m, session.NewMemStore(), t.TempDir(), acp.OptionAllowOnce)
+	h.caps = sdk.ClientCapabilities{Terminal: true}
+	h.client.RunTerminals()
+	ctx := ctxT(t)
+	id := h.newSession(ctx)
+	stopped := make(chan sdk.StopReason, 1)
+	go func() { stopped <- h.prompt(ctx, id, "wait") }()
+	inTerminal := func(u sdk.SessionUpdate) bool {
+		return u.ToolCallUpdate != nil && len(u.ToolCallUpdate.Content) == 1 && u.ToolCallUpdate.Content[0].Terminal != nil
+	}
+	if err := h.client.WaitFor(ctx, inTerminal); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.conn.Cancel(ctx, sdk.CancelNotification{SessionId: id}); err != nil {
+		t.Fatal(err)
+	}
+	if got := <-stopped; got != sdk.StopReasonCancelled {
+		t.Errorf("stop reason = %q, want cancelled", got)
+	}
+	tr := h.client.Trace()
+	if !slices.Contains(tr, "terminal term1 released") {
+		t.Errorf("the terminal was not released; trace:\n%s", strings.Join(tr, "\n"))
+	}
+	failed := slices.ContainsFunc(tr, func(l string) bool { return strings.HasPrefix(l, "update c1 failed") })
+	if !failed {
+		t.Errorf("the cancelled call has no failed update; trace:\n%s", strings.Join(tr, "\n"))
 	}
 }
