@@ -32,6 +32,7 @@ config file as for 'rein run'; approval defaults to ask, and the editor asks.`,
 		},
 	}
 	f.register(cmd)
+	cmd.Flags().Lookup("approve").Usage = "approval of writes and commands: auto, ask or deny (default ask: the editor asks)"
 	// The editor chooses the session and the directory.
 	for _, n := range []string{"session", "fork", "cwd"} {
 		cmd.Flags().MarkHidden(n)
