@@ -29,6 +29,10 @@
 // "reject"; a hook's ask reaches it the same way when the agent's
 // approval policy defers to it.
 //
+// With Options.Models the editor can switch a session's model between
+// prompts (the "model" session config option): the agent is built again
+// on the same session.
+//
 // Where the editor offers files and terminals, AgentRequest.ClientTools
 // gives it its part: shell commands in an editor terminal, reads that also
 // show an unsaved buffer, edits handed to the editor. File access stays

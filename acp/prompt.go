@@ -30,12 +30,17 @@ func (s *Server) Prompt(ctx context.Context, p sdk.PromptRequest) (sdk.PromptRes
 		return sdk.PromptResponse{}, errClosing
 	}
 	defer s.work.Done()
+	if !l.claim() {
+		return sdk.PromptResponse{}, invalidParams("a prompt is already running in this session (or its model is being changed); wait for its answer or send session/cancel")
+	}
+	defer l.release()
+	h := l.handle()
 	if ctx.Err() != nil {
 		return sdk.PromptResponse{StopReason: sdk.StopReasonCancelled}, nil
 	}
 	// The run has its own context: a cancel goes through the agent, so the
 	// log records who cancelled and the turn is closed cleanly.
-	stop := context.AfterFunc(ctx, func() { l.h.Agent.Cancel("user") })
+	stop := context.AfterFunc(ctx, func() { h.Agent.Cancel("user") })
 	defer stop()
 	var (
 		end    *session.TurnEnd
@@ -43,14 +48,14 @@ func (s *Server) Prompt(ctx context.Context, p sdk.PromptRequest) (sdk.PromptRes
 		runErr error
 	)
 	first := true
-	for ev, err := range l.h.Agent.Stream(context.WithoutCancel(ctx), &agent.RunRequest{Parts: parts, Hooks: l.h.RunHooks}) {
+	for ev, err := range h.Agent.Stream(context.WithoutCancel(ctx), &agent.RunRequest{Parts: parts, Hooks: h.RunHooks}) {
 		if err != nil {
 			runErr = err
 			break
 		}
 		if first && ctx.Err() != nil {
 			// A cancel that came before the run was in flight.
-			l.h.Agent.Cancel("user")
+			h.Agent.Cancel("user")
 		}
 		first = false
 		l.tr.event(ev)

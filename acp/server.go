@@ -30,6 +30,10 @@ type Options struct {
 	// Name and Version are the agentInfo of initialize; empty Name means
 	// "rein".
 	Name, Version string
+	// Models are the models the editor may switch a session between (the
+	// "model" session config option), as the host names them; empty offers
+	// no choice.
+	Models []string
 	// ApprovalTimeout bounds how long a permission request waits for the
 	// editor's answer; past it the call is denied. Zero waits until the
 	// turn ends.
@@ -57,6 +61,9 @@ type AgentRequest struct {
 	// Client is what the editor said it can do in initialize; see
 	// ClientTools for the tools that use it.
 	Client sdk.ClientCapabilities
+	// Model is the model the editor chose, one of Options.Models; empty
+	// means the host's default.
+	Model string
 
 	srv  *Server
 	live *live
@@ -69,6 +76,9 @@ type Handle struct {
 	Agent *agent.Agent
 	// RunHooks are run-level hooks every prompt's run gets.
 	RunHooks *hook.Set
+	// Model is the model the agent runs, as Options.Models names it: the
+	// current value of the session's model option.
+	Model string
 	// Close releases the agent and what the host built with it; nil means
 	// Agent.Close.
 	Close func() error
@@ -99,10 +109,46 @@ type Server struct {
 
 // live is one open ACP session.
 type live struct {
-	id  sdk.SessionId
-	h   *Handle
-	cwd string
-	tr  *translator
+	id       sdk.SessionId
+	cwd      string
+	mcps     []mcp.ServerConfig
+	approver tool.Approver
+	tr       *translator
+
+	mu   sync.Mutex
+	h    *Handle // replaced when the model changes
+	busy bool    // a prompt or a model change is in flight
+}
+
+func (l *live) handle() *Handle {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.h
+}
+
+func (l *live) setHandle(h *Handle) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.h = h
+}
+
+func (l *live) model() string { return l.handle().Model }
+
+// claim marks the session busy; false when it already is.
+func (l *live) claim() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.busy {
+		return false
+	}
+	l.busy = true
+	return true
+}
+
+func (l *live) release() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.busy = false
 }
 
 // New returns a Server. Serve it on a connection.
@@ -172,7 +218,7 @@ func (s *Server) shutdown(out *lockedWriter) error {
 	s.sessions = map[sdk.SessionId]*live{}
 	s.mu.Unlock()
 	for _, l := range all {
-		l.h.Agent.Cancel("close")
+		l.handle().Agent.Cancel("close")
 	}
 	s.work.Wait()
 	// An editor that closed its side may still read the answers.
@@ -185,7 +231,7 @@ func (s *Server) shutdown(out *lockedWriter) error {
 	t.Stop()
 	var errs []error
 	for _, l := range all {
-		errs = append(errs, l.h.close())
+		errs = append(errs, l.handle().close())
 	}
 	return errors.Join(errs...)
 }
@@ -244,7 +290,7 @@ func (s *Server) NewSession(ctx context.Context, p sdk.NewSessionRequest) (sdk.N
 	if err != nil {
 		return sdk.NewSessionResponse{}, err
 	}
-	return sdk.NewSessionResponse{SessionId: l.id}, nil
+	return sdk.NewSessionResponse{SessionId: l.id, ConfigOptions: s.configOptions(l.model())}, nil
 }
 
 // LoadSession opens a stored session and replays its history as updates
@@ -265,14 +311,14 @@ func (s *Server) LoadSession(ctx context.Context, p sdk.LoadSessionRequest) (sdk
 	}
 	defer s.work.Done()
 	replay := newTranslator(l.id, l.cwd, true, s.send)
-	st := l.h.Agent.Store()
+	st := l.handle().Agent.Store()
 	for ev, err := range st.Events(ctx, session.ID(l.id), 0) {
 		if err != nil {
 			return sdk.LoadSessionResponse{}, internalError("read session %s: %v", l.id, err)
 		}
 		replay.event(ev)
 	}
-	return sdk.LoadSessionResponse{}, nil
+	return sdk.LoadSessionResponse{ConfigOptions: s.configOptions(l.model())}, nil
 }
 
 // open builds and registers the agent of a session.
@@ -291,25 +337,13 @@ func (s *Server) open(ctx context.Context, id session.ID, cwd string, servers []
 		return nil, errClosing
 	}
 	defer s.work.Done()
-	l := &live{cwd: filepath.Clean(cwd)}
-	s.mu.Lock()
-	client := s.client
-	s.mu.Unlock()
-	h, err := s.opts.NewAgent(ctx, &AgentRequest{
-		Session: id, Cwd: l.cwd, MCPServers: mcps, Client: client, srv: s, live: l,
-		Approver: tool.ApproverFunc(func(ctx context.Context, req *tool.ApprovalRequest) (tool.Approval, error) {
-			return s.approve(ctx, l, req)
-		}),
+	l := &live{cwd: filepath.Clean(cwd), mcps: mcps}
+	l.approver = tool.ApproverFunc(func(ctx context.Context, req *tool.ApprovalRequest) (tool.Approval, error) {
+		return s.approve(ctx, l, req)
 	})
+	h, err := s.build(ctx, l, id, "")
 	if err != nil {
-		var re *sdk.RequestError
-		if errors.As(err, &re) {
-			return nil, re
-		}
-		return nil, internalError("start the agent: %v", err)
-	}
-	if h == nil || h.Agent == nil {
-		return nil, internalError("start the agent: the host returned no agent")
+		return nil, err
 	}
 	l.h = h
 	l.id = sdk.SessionId(h.Agent.Session())
@@ -341,7 +375,7 @@ func (s *Server) Cancel(ctx context.Context, p sdk.CancelNotification) error {
 		s.log.Warn("acp: session/cancel for a session that is not open", "session", p.SessionId)
 		return nil
 	}
-	l.h.Agent.Cancel("user")
+	l.handle().Agent.Cancel("user")
 	return nil
 }
 
@@ -354,7 +388,7 @@ func (s *Server) CloseSession(ctx context.Context, p sdk.CloseSessionRequest) (s
 	s.mu.Lock()
 	delete(s.sessions, p.SessionId)
 	s.mu.Unlock()
-	if err := l.h.close(); err != nil {
+	if err := l.handle().close(); err != nil {
 		return sdk.CloseSessionResponse{}, internalError("close session %s: %v", p.SessionId, err)
 	}
 	return sdk.CloseSessionResponse{}, nil
@@ -374,11 +408,6 @@ func (s *Server) ResumeSession(ctx context.Context, p sdk.ResumeSessionRequest) 
 // with rein's own flags and config).
 func (s *Server) SetSessionMode(ctx context.Context, p sdk.SetSessionModeRequest) (sdk.SetSessionModeResponse, error) {
 	return sdk.SetSessionModeResponse{}, invalidParams("rein offers no session modes; set approval with 'rein acp --approve'")
-}
-
-// SetSessionConfigOption is refused: rein offers no config options.
-func (s *Server) SetSessionConfigOption(ctx context.Context, p sdk.SetSessionConfigOptionRequest) (sdk.SetSessionConfigOptionResponse, error) {
-	return sdk.SetSessionConfigOptionResponse{}, invalidParams("rein offers no session config options; choose the model with 'rein acp --model'")
 }
 
 func invalidParams(format string, args ...any) *sdk.RequestError {

@@ -77,6 +77,12 @@ func start(t *testing.T, m llm.Model, st session.Store, dir string, answers ...s
 	if err != nil {
 		t.Fatal(err)
 	}
+	return serve(t, srv, dir, answers...)
+}
+
+// serve connects a scripted editor to srv.
+func serve(t *testing.T, srv *acp.Server, dir string, answers ...string) *harness {
+	t.Helper()
 	toAgent, fromClient := io.Pipe()
 	toClient, fromAgent := io.Pipe()
 	h := &harness{t: t, client: acptest.NewClient(answers...), dir: dir, done: make(chan error, 1)}
@@ -452,5 +458,73 @@ func TestCancelInEditorTerminal(t *testing.T) {
 	failed := slices.ContainsFunc(tr, func(l string) bool { return strings.HasPrefix(l, "update c1 failed") })
 	if !failed {
 		t.Errorf("the cancelled call has no failed update; trace:\n%s", strings.Join(tr, "\n"))
+	}
+}
+
+// The editor switches a session's model between prompts; the session and
+// its history stay.
+func TestSetModel(t *testing.T) {
+	models := map[string]*llmtest.Model{
+		"llmtest/a": llmtest.NewModel(llmtest.Reply("from a")),
+		"llmtest/b": llmtest.NewModel(llmtest.Reply("from b")),
+	}
+	st := session.NewMemStore()
+	srv, err := acp.New(&acp.Options{
+		Models: []string{"llmtest/a", "llmtest/b"},
+		NewAgent: func(ctx context.Context, req *acp.AgentRequest) (*acp.Handle, error) {
+			name := req.Model
+			if name == "" {
+				name = "llmtest/a"
+			}
+			a, err := agent.New(&agent.Options{Model: models[name], Provider: "llmtest", ModelName: name, Store: st, Session: req.Session})
+			if err != nil {
+				return nil, err
+			}
+			return &acp.Handle{Agent: a, Model: name}, nil
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := serve(t, srv, t.TempDir())
+	ctx := ctxT(t)
+	if _, err := h.conn.Initialize(ctx, sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber}); err != nil {
+		t.Fatal(err)
+	}
+	ns, err := h.conn.NewSession(ctx, sdk.NewSessionRequest{Cwd: h.dir, McpServers: []sdk.McpServer{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	current := func(opts []sdk.SessionConfigOption) string {
+		if len(opts) != 1 || opts[0].Select == nil || opts[0].Select.Id != "model" {
+			t.Fatalf("config options = %+v, want one model selector", opts)
+		}
+		return string(opts[0].Select.CurrentValue)
+	}
+	if got := current(ns.ConfigOptions); got != "llmtest/a" {
+		t.Errorf("model at start = %q", got)
+	}
+	h.prompt(ctx, ns.SessionId, "one")
+	if diff := cmp.Diff([]string{"agent: from a"}, h.client.Trace()); diff != "" {
+		t.Errorf("first answer (-want +got):\n%s", diff)
+	}
+	h.client.Reset()
+	set, err := h.conn.SetSessionConfigOption(ctx, sdk.SetSessionConfigOptionRequest{ValueId: &sdk.SetSessionConfigOptionValueId{SessionId: ns.SessionId, ConfigId: "model", Value: "llmtest/b"}})
+	if err != nil {
+		t.Fatalf("set model: %v", err)
+	}
+	if got := current(set.ConfigOptions); got != "llmtest/b" {
+		t.Errorf("model after the switch = %q", got)
+	}
+	h.prompt(ctx, ns.SessionId, "two")
+	if diff := cmp.Diff([]string{"agent: from b"}, h.client.Trace()); diff != "" {
+		t.Errorf("answer after the switch (-want +got):\n%s", diff)
+	}
+	if reqs := models["llmtest/b"].Requests(); len(reqs) != 1 || len(reqs[0].Messages) != 3 {
+		t.Errorf("model b saw %d requests; want one holding the first exchange and the new prompt", len(reqs))
+	}
+	_, err = h.conn.SetSessionConfigOption(ctx, sdk.SetSessionConfigOptionRequest{ValueId: &sdk.SetSessionConfigOptionValueId{SessionId: ns.SessionId, ConfigId: "model", Value: "other/x"}})
+	if err == nil || !strings.Contains(err.Error(), "choose one of llmtest/a, llmtest/b") {
+		t.Errorf("unknown model: %v, want an error listing the choices", err)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/reinhq/rein/acp"
+	"github.com/reinhq/rein/llm"
 )
 
 func init() { extraCommands = append(extraCommands, (*app).acpCommand) }
@@ -53,11 +54,19 @@ func (a *app) serveACP(ctx context.Context, f *agentFlags) error {
 	if spec == "" {
 		spec = a.getenv("REIN_MODEL")
 	}
-	if _, err := resolveTarget(spec, f.baseURL, a.cfg, a.getenv); err != nil {
+	t, err := resolveTarget(spec, f.baseURL, a.cfg, a.getenv)
+	if err != nil {
 		return err
 	}
+	// The editor may switch between the catalog's models of the provider.
+	var models []string
+	for _, m := range llm.DefaultCatalog().All() {
+		if m.Provider == t.provider.name {
+			models = append(models, m.Provider+"/"+m.ID)
+		}
+	}
 	srv, err := acp.New(&acp.Options{
-		Name: "rein", Version: versionString(),
+		Name: "rein", Version: versionString(), Models: models,
 		Logger: slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 		NewAgent: func(ctx context.Context, req *acp.AgentRequest) (*acp.Handle, error) {
 			sf := *f
@@ -66,11 +75,14 @@ func (a *app) serveACP(ctx context.Context, f *agentFlags) error {
 			sf.existing = req.Session != ""
 			sf.editorMCP = req.MCPServers
 			sf.editorTools = req.ClientTools
+			if req.Model != "" {
+				sf.model = req.Model
+			}
 			s, err := a.build(ctx, &sf, req.Approver, true)
 			if err != nil {
 				return nil, err
 			}
-			return &acp.Handle{Agent: s.agent, RunHooks: s.runHooks, Close: s.Close}, nil
+			return &acp.Handle{Agent: s.agent, RunHooks: s.runHooks, Close: s.Close, Model: s.target.String()}, nil
 		},
 	})
 	if err != nil {

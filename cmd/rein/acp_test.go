@@ -170,7 +170,8 @@ func (p *acpProc) stop(t *testing.T) {
 
 func TestACPEditorScenario(t *testing.T) {
 	e := newEnv(t)
-	srv := llmtest.NewServer(t, acpScenario())
+	m := acpScenario()
+	srv := llmtest.NewServer(t, m)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	p := startACP(t, e, srv, acp.OptionAllowOnce, acp.OptionReject, acp.OptionAllowOnce)
@@ -201,6 +202,15 @@ func TestACPEditorScenario(t *testing.T) {
 		t.Errorf("b.txt was written though the editor rejected it (%v)", err)
 	}
 
+	// The editor switches the model; the next prompt goes to it.
+	if opts := ns.ConfigOptions; len(opts) != 1 || opts[0].Select == nil || opts[0].Select.CurrentValue != "anthropic/claude-sonnet-4-5" {
+		t.Errorf("session config options = %+v, want the model selector at the --model", opts)
+	}
+	if _, err := p.conn.SetSessionConfigOption(ctx, sdk.SetSessionConfigOptionRequest{ValueId: &sdk.SetSessionConfigOptionValueId{
+		SessionId: ns.SessionId, ConfigId: "model", Value: "anthropic/claude-haiku-4-5"}}); err != nil {
+		t.Fatalf("set the model: %v; stderr:\n%s", err, p.stderr)
+	}
+
 	// A long command, cancelled by the editor while it runs.
 	p.client.Reset()
 	stopped := make(chan sdk.StopReason, 1)
@@ -225,6 +235,12 @@ func TestACPEditorScenario(t *testing.T) {
 		t.Errorf("stop reason after cancel = %q, want cancelled", got)
 	}
 	checkTail(t, "cancelled prompt", p.client.Trace(), wantCancelled, "c3")
+	if reqs := m.Requests(); len(reqs) != 4 || reqs[2].Model != "claude-sonnet-4-5" || reqs[3].Model != "claude-haiku-4-5" {
+		for _, r := range reqs {
+			t.Logf("request for %s", r.Model)
+		}
+		t.Errorf("%d model requests; want 3 to claude-sonnet-4-5, then one to claude-haiku-4-5", len(reqs))
+	}
 	p.stop(t)
 
 	// A new editor process loads the session: the history is replayed.
