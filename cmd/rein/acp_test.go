@@ -174,6 +174,7 @@ func TestACPEditorScenario(t *testing.T) {
 	srv := llmtest.NewServer(t, m)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
+	want, wantCancelled, wantReplay := acpWant(e.work)
 	p := startACP(t, e, srv, acp.OptionAllowOnce, acp.OptionReject, acp.OptionAllowOnce)
 
 	init, err := p.conn.Initialize(ctx, sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber})
@@ -187,14 +188,9 @@ func TestACPEditorScenario(t *testing.T) {
 	if err != nil {
 		t.Fatalf("session/new: %v", err)
 	}
-	resp, err := p.conn.Prompt(ctx, sdk.PromptRequest{SessionId: ns.SessionId, Prompt: []sdk.ContentBlock{sdk.TextBlock("update the files")}})
-	if err != nil {
-		t.Fatalf("session/prompt: %v; stderr:\n%s", err, p.stderr)
+	if got := p.prompt(ctx, t, ns.SessionId, "update the files"); got != sdk.StopReasonEndTurn {
+		t.Errorf("stop reason = %q, want end_turn", got)
 	}
-	if resp.StopReason != sdk.StopReasonEndTurn {
-		t.Errorf("stop reason = %q, want end_turn", resp.StopReason)
-	}
-	want, wantCancelled, wantReplay := acpWant(e.work)
 	if diff := cmp.Diff(want, p.client.Trace()); diff != "" {
 		t.Errorf("first prompt (-want +got):\n%s", diff)
 	}
@@ -212,10 +208,37 @@ func TestACPEditorScenario(t *testing.T) {
 	}
 
 	// A long command, cancelled by the editor while it runs.
+	p.cancelLongCommand(ctx, t, ns.SessionId)
+	checkTail(t, "cancelled prompt", p.client.Trace(), wantCancelled, "c3")
+	if reqs := m.Requests(); len(reqs) != 4 || reqs[2].Model != "claude-sonnet-4-5" || reqs[3].Model != "claude-haiku-4-5" {
+		for _, r := range reqs {
+			t.Logf("request for %s", r.Model)
+		}
+		t.Errorf("%d model requests; want 3 to claude-sonnet-4-5, then one to claude-haiku-4-5", len(reqs))
+	}
+	p.stop(t)
+
+	loadAndContinue(ctx, t, e, srv, ns.SessionId, wantReplay)
+}
+
+// prompt sends text and returns the stop reason.
+func (p *acpProc) prompt(ctx context.Context, t *testing.T, id sdk.SessionId, text string) sdk.StopReason {
+	t.Helper()
+	r, err := p.conn.Prompt(ctx, sdk.PromptRequest{SessionId: id, Prompt: []sdk.ContentBlock{sdk.TextBlock(text)}})
+	if err != nil {
+		t.Fatalf("session/prompt: %v; stderr:\n%s", err, p.stderr)
+	}
+	return r.StopReason
+}
+
+// cancelLongCommand prompts for the scenario's long command and cancels
+// it once it runs.
+func (p *acpProc) cancelLongCommand(ctx context.Context, t *testing.T, id sdk.SessionId) {
+	t.Helper()
 	p.client.Reset()
 	stopped := make(chan sdk.StopReason, 1)
 	go func() {
-		r, err := p.conn.Prompt(ctx, sdk.PromptRequest{SessionId: ns.SessionId, Prompt: []sdk.ContentBlock{sdk.TextBlock("wait a while")}})
+		r, err := p.conn.Prompt(ctx, sdk.PromptRequest{SessionId: id, Prompt: []sdk.ContentBlock{sdk.TextBlock("wait a while")}})
 		if err != nil {
 			t.Errorf("session/prompt: %v", err)
 		}
@@ -228,45 +251,41 @@ func TestACPEditorScenario(t *testing.T) {
 	if err := p.client.WaitFor(ctx, running); err != nil {
 		t.Fatalf("%v; trace:\n%s", err, strings.Join(p.client.Trace(), "\n"))
 	}
-	if err := p.conn.Cancel(ctx, sdk.CancelNotification{SessionId: ns.SessionId}); err != nil {
+	if err := p.conn.Cancel(ctx, sdk.CancelNotification{SessionId: id}); err != nil {
 		t.Fatal(err)
 	}
 	if got := <-stopped; got != sdk.StopReasonCancelled {
 		t.Errorf("stop reason after cancel = %q, want cancelled", got)
 	}
-	checkTail(t, "cancelled prompt", p.client.Trace(), wantCancelled, "c3")
-	if reqs := m.Requests(); len(reqs) != 4 || reqs[2].Model != "claude-sonnet-4-5" || reqs[3].Model != "claude-haiku-4-5" {
-		for _, r := range reqs {
-			t.Logf("request for %s", r.Model)
-		}
-		t.Errorf("%d model requests; want 3 to claude-sonnet-4-5, then one to claude-haiku-4-5", len(reqs))
-	}
-	p.stop(t)
+}
 
-	// A new editor process loads the session: the history is replayed.
-	p2 := startACP(t, e, srv)
-	if _, err := p2.conn.Initialize(ctx, sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber}); err != nil {
+// loadAndContinue loads the session in a new 'rein acp', checks the
+// replay, prompts once more, and checks that a load of an unknown session
+// fails without creating it.
+func loadAndContinue(ctx context.Context, t *testing.T, e *env, srv *llmtest.Server, id sdk.SessionId, wantReplay []string) {
+	t.Helper()
+	p := startACP(t, e, srv)
+	if _, err := p.conn.Initialize(ctx, sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := p2.conn.LoadSession(ctx, sdk.LoadSessionRequest{SessionId: ns.SessionId, Cwd: e.work, McpServers: []sdk.McpServer{}}); err != nil {
-		t.Fatalf("session/load: %v; stderr:\n%s", err, p2.stderr)
+	if _, err := p.conn.LoadSession(ctx, sdk.LoadSessionRequest{SessionId: id, Cwd: e.work, McpServers: []sdk.McpServer{}}); err != nil {
+		t.Fatalf("session/load: %v; stderr:\n%s", err, p.stderr)
 	}
-	checkTail(t, "replay", p2.client.Trace(), wantReplay, "c3")
-	p2.client.Reset()
-	pr, err := p2.conn.Prompt(ctx, sdk.PromptRequest{SessionId: ns.SessionId, Prompt: []sdk.ContentBlock{sdk.TextBlock("still there?")}})
-	if err != nil || pr.StopReason != sdk.StopReasonEndTurn {
-		t.Fatalf("prompt after load: %v, %v", pr.StopReason, err)
+	checkTail(t, "replay", p.client.Trace(), wantReplay, "c3")
+	p.client.Reset()
+	if got := p.prompt(ctx, t, id, "still there?"); got != sdk.StopReasonEndTurn {
+		t.Errorf("stop reason after load = %q", got)
 	}
-	if diff := cmp.Diff([]string{"agent: Back again."}, p2.client.Trace()); diff != "" {
+	if diff := cmp.Diff([]string{"agent: Back again."}, p.client.Trace()); diff != "" {
 		t.Errorf("prompt after load (-want +got):\n%s", diff)
 	}
-	_, err = p2.conn.LoadSession(ctx, sdk.LoadSessionRequest{SessionId: "no-such-session", Cwd: e.work, McpServers: []sdk.McpServer{}})
+	_, err := p.conn.LoadSession(ctx, sdk.LoadSessionRequest{SessionId: "no-such-session", Cwd: e.work, McpServers: []sdk.McpServer{}})
 	if err == nil || !strings.Contains(err.Error(), "session no-such-session not found") {
 		t.Errorf("load of an unknown session: %v; want an error naming it", err)
 	}
-	p2.stop(t)
+	p.stop(t)
 	r := e.run(nil, "sessions", "list", "--store", e.store)
-	if r.code != 0 || !strings.Contains(r.stdout, string(ns.SessionId)) || strings.Contains(r.stdout, "no-such-session") {
+	if r.code != 0 || !strings.Contains(r.stdout, string(id)) || strings.Contains(r.stdout, "no-such-session") {
 		t.Errorf("sessions list (exit %d):\n%s\nwant the editor's session and not the one that failed to load", r.code, r.stdout)
 	}
 }
