@@ -129,6 +129,7 @@ type toolKit struct {
 	reads   *fs.ReadState // forgotten after a compaction, so files are read again
 	closers []io.Closer
 	shell   *shell.Shell
+	policy  *sandbox.Policy // the workspace the tools are confined to
 }
 
 // forgetsReads is the read tool of a run: after a compaction the agent
@@ -179,6 +180,7 @@ func buildTools(root, spillDir string, names []string) (*toolKit, error) {
 		return kit, nil
 	}
 	policy := &sandbox.Policy{Root: root}
+	kit.policy = policy
 	want := func(n string) bool { return slices.Contains(names, n) }
 	for _, t := range fs.NewTools(policy, &fs.Options{State: kit.reads}) {
 		if want(t.Spec().Name) {

@@ -22,6 +22,7 @@ import (
 	"github.com/reinhq/rein/llm"
 	"github.com/reinhq/rein/session"
 	"github.com/reinhq/rein/tool"
+	"github.com/reinhq/rein/tool/sandbox"
 )
 
 func init() { extraCommands = append(extraCommands, (*app).runCommand) }
@@ -41,6 +42,13 @@ type agentFlags struct {
 	system   string
 	mcp      []string // --mcp NAME=COMMAND… or NAME=URL
 	hooks    string   // --hooks-from
+
+	// Set by hosts, not flags: MCP servers an editor passed, whether
+	// --session must name a session that exists (an editor's load), and
+	// the tools the editor runs in place of rein's.
+	editorMCP   []mcp.ServerConfig
+	existing    bool
+	editorTools func([]tool.Tool, *sandbox.Policy) []tool.Tool
 }
 
 func (f *agentFlags) register(cmd *cobra.Command) {
@@ -155,6 +163,8 @@ func resolveSession(ctx context.Context, st session.Store, f *agentFlags, root s
 			return id, nil
 		} else if !errors.Is(err, session.ErrNotFound) {
 			return "", err
+		} else if f.existing {
+			return "", usageErrorf("session %s not found in the store; list them with 'rein sessions list'", id)
 		}
 		return st.Create(ctx, &session.CreateRequest{ID: id, WorkDir: root})
 	}
@@ -252,6 +262,9 @@ func (a *app) build(ctx context.Context, f *agentFlags, ask tool.Approver, inter
 	if s.kit, err = buildTools(s.root, "", names); err != nil {
 		return nil, err
 	}
+	if f.editorTools != nil {
+		s.kit.tools = f.editorTools(s.kit.tools, s.kit.policy)
+	}
 	// Hook commands of the config file and the workspace's settings.
 	var hooks *hook.Set
 	notices := s.kit.notices
@@ -266,7 +279,7 @@ func (a *app) build(ctx context.Context, f *agentFlags, ask tool.Approver, inter
 	// built-in ones, their instructions the system prompt, their auth
 	// checks every run.
 	s.mcpLog = new(mcpLog)
-	mgr, err := a.mcpTools(ctx, f.mcp, a.stderr, s.mcpLog.add)
+	mgr, err := a.mcpTools(ctx, f.mcp, f.editorMCP, a.stderr, s.mcpLog.add)
 	if err != nil {
 		return nil, err
 	}
