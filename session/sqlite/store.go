@@ -18,6 +18,7 @@ import (
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
 
+	"github.com/reinhq/rein/session/internal/proc"
 	"github.com/reinhq/rein/session"
 )
 
@@ -108,7 +109,7 @@ func Open(path string, opts *Options) (*Store, error) {
 	rand.Read(b[:])
 	s.owner = hex.EncodeToString(b[:])
 	s.host, _ = os.Hostname()
-	s.start, _ = processStart(s.pid)
+	s.start, _ = proc.Start(s.pid)
 
 	dsn := fmt.Sprintf("%s?_pragma=busy_timeout(%d)&_pragma=journal_mode(WAL)&_pragma=foreign_keys(1)&_txlock=immediate",
 		path, busy.Milliseconds())
