@@ -36,7 +36,7 @@ SELECT (SELECT count(*) FROM lease), (SELECT count(*) FROM sess), (SELECT count(
 
 // columns are a batch of events as the arrays insertEvents takes.
 type columns struct {
-	seq, time                             []int64
+	seq, time                            []int64
 	typ, turn, run, parentRun, agent, ev []string
 }
 

@@ -18,8 +18,8 @@ import (
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
 
-	"github.com/reinhq/rein/session/internal/proc"
 	"github.com/reinhq/rein/session"
+	"github.com/reinhq/rein/session/internal/proc"
 )
 
 // Durability says when a commit is forced to stable storage. It maps to
