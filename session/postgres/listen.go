@@ -38,10 +38,24 @@ func (s *Store) connect(ctx context.Context) (*pgx.Conn, error) {
 // the connection drops, notifications are missed until it is back;
 // session.Follow's polling covers the gap. After Close the channel
 // never fires.
+//
+// The first Subscribe waits (up to listenWait) until the Store listens,
+// so an append committed after Subscribe returns is never missed.
 func (s *Store) Subscribe(id session.ID) (<-chan struct{}, func()) {
 	s.once.Do(func() { close(s.listen) })
-	return s.subs.Subscribe(id)
+	ch, cancel := s.subs.Subscribe(id)
+	t := time.NewTimer(listenWait)
+	defer t.Stop()
+	select {
+	case <-s.listened:
+	case <-s.done:
+	case <-t.C:
+	}
+	return ch, cancel
 }
+
+// listenWait bounds how long the first Subscribe waits for LISTEN.
+const listenWait = 5 * time.Second
 
 var _ session.Notifier = (*Store)(nil)
 
@@ -95,6 +109,7 @@ func (s *Store) step(ctx context.Context, conn *pgx.Conn, listening *bool, next 
 				return err
 			}
 			*listening = true
+			s.listenOnce.Do(func() { close(s.listened) })
 		default:
 		}
 	}

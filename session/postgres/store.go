@@ -91,11 +91,13 @@ type Store struct {
 	closed   bool
 	sessions map[session.ID]*state
 
-	subs   session.Broadcaster // wakes Subscribe's channels after appends
-	listen chan struct{}       // closed by the first Subscribe: start listening
-	once   sync.Once
-	stop   context.CancelFunc
-	done   chan struct{} // closed when the background goroutine ends
+	subs       session.Broadcaster // wakes Subscribe's channels after appends
+	listen     chan struct{}       // closed by the first Subscribe: start listening
+	once       sync.Once
+	listened   chan struct{} // closed once the Store first listens
+	listenOnce sync.Once
+	stop       context.CancelFunc
+	done       chan struct{} // closed when the background goroutine ends
 }
 
 // state is what the Store knows of a session it has opened.
@@ -113,7 +115,7 @@ type state struct {
 // rein are refused with an error wrapping session.ErrUnsupported. Close
 // releases it all.
 func Open(ctx context.Context, url string, opts *Options) (*Store, error) {
-	s := &Store{sessions: map[session.ID]*state{}, pid: os.Getpid(), listen: make(chan struct{}), done: make(chan struct{})}
+	s := &Store{sessions: map[session.ID]*state{}, pid: os.Getpid(), listen: make(chan struct{}), listened: make(chan struct{}), done: make(chan struct{})}
 	if opts != nil {
 		s.opts = *opts
 	}
