@@ -4,9 +4,14 @@
 # fsync off (its data is thrown away), and is stopped when the shell exits.
 #
 # initdb refuses to run as root, so as root the server runs as the
-# "postgres" system user (created if missing).
+# "postgres" system user (created if missing). A REIN_TEST_POSTGRES set
+# before names a server to use instead.
 
 start_postgres() {
+  if [ -n "${REIN_TEST_POSTGRES:-}" ]; then
+    echo "PostgreSQL from REIN_TEST_POSTGRES"
+    return 0
+  fi
   local bin=""
   for d in /usr/lib/postgresql/*/bin; do
     [ -x "$d/pg_ctl" ] && bin="$d"
