@@ -8,12 +8,8 @@ import (
 	"os"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/jackc/pgx/v5"
-
-	"github.com/reinhq/rein/llm/llmtest"
-	"github.com/reinhq/rein/session"
 )
 
 // postgresStore returns a --store URL with the given scheme on the test
@@ -48,55 +44,19 @@ func postgresStore(t *testing.T, scheme string) string {
 	return u.String()
 }
 
-// TestStorePostgres runs, lists, shows and follows sessions kept in
-// PostgreSQL, named by either URL scheme.
+// TestStorePostgres runs, follows from another process, lists and shows
+// sessions kept in PostgreSQL, named by either URL scheme.
 func TestStorePostgres(t *testing.T) {
 	for _, scheme := range []string{"postgres", "postgresql"} {
 		t.Run(scheme, func(t *testing.T) {
 			e := newEnv(t)
 			e.store = postgresStore(t, scheme)
-			w := wires[0]
-			m := llmtest.NewModel(llmtest.Reply("first"), llmtest.Reply("second"))
-			srv := llmtest.NewServer(t, m)
-			if r := e.run(w.env(), w.args(srv, e, "--session", "pg1", "one")...); r.code != 0 {
-				t.Fatalf("run: exit %d\n%s", r.code, r.stderr)
-			}
-			if r := e.run(nil, "sessions", "list", "--store", e.store); r.code != 0 || !strings.Contains(r.stdout, "pg1") {
+			checkTailFollow(t, e)
+			if r := e.run(nil, "sessions", "list", "--store", e.store); r.code != 0 || !strings.Contains(r.stdout, "tf") {
 				t.Fatalf("sessions list: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 			}
-			if r := e.run(nil, "sessions", "show", "--store", e.store, "pg1"); !strings.Contains(r.stdout, "one") || !strings.Contains(r.stdout, "first") {
+			if r := e.run(nil, "sessions", "show", "--store", e.store, "tf"); !strings.Contains(r.stdout, "two") || !strings.Contains(r.stdout, "second") {
 				t.Errorf("sessions show:\n%s%s", r.stdout, r.stderr)
-			}
-			// Follow from another process while a second turn runs.
-			cmd := e.cmd(t.Context(), nil, "sessions", "tail", "-f", "--json", "--store", e.store, "pg1")
-			out, err := cmd.StdoutPipe()
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			defer func() { cmd.Process.Kill(); cmd.Wait() }()
-			lines := make(chan session.Event, 1024)
-			go readNDJSONStream(out, lines)
-			ends, ran := 0, false
-			deadline := time.After(30 * time.Second)
-			for ends < 2 {
-				select {
-				case ev := <-lines:
-					if ev.Data.EventType() != session.TypeTurnEnd {
-						continue
-					}
-					ends++
-					if !ran {
-						ran = true
-						if r := e.run(w.env(), w.args(srv, e, "--session", "pg1", "two")...); r.code != 0 {
-							t.Fatalf("second run: exit %d\n%s", r.code, r.stderr)
-						}
-					}
-				case <-deadline:
-					t.Fatalf("tail -f saw %d turn ends, want 2", ends)
-				}
 			}
 		})
 	}

@@ -20,8 +20,14 @@ const insertEvents = `INSERT INTO events (session, seq, time, type, turn, run, p
 // from $10 to $11, inserts the batch and notifies followers with
 // payload $15. It returns how many of those happened and the session's
 // last seq before it ran (null for a missing session).
-const appendEvents = `WITH lease AS (
-	UPDATE leases SET expires = now() + $12::interval WHERE session = $1 AND owner = $13 RETURNING 1
+//
+// It locks the session's row before the lease's, in the order a Store
+// taking the lease does, so the two never deadlock.
+const appendEvents = `WITH row AS (
+	SELECT 1 FROM sessions WHERE id = $1 FOR UPDATE
+), lease AS (
+	UPDATE leases SET expires = now() + $12::interval
+	WHERE session = $1 AND owner = $13 AND EXISTS (SELECT 1 FROM row) RETURNING 1
 ), sess AS (
 	UPDATE sessions SET last_seq = $11, updated = $14
 	WHERE id = $1 AND last_seq = $10 AND EXISTS (SELECT 1 FROM lease) RETURNING 1
@@ -95,15 +101,7 @@ func (s *Store) Append(ctx context.Context, id session.ID, events ...session.Eve
 	if len(events) == 0 {
 		return nil
 	}
-	sync := s.opts.Durability == DurabilityAlways
-	if s.opts.Durability == DurabilityStep {
-		for i := range events {
-			switch events[i].Data.(type) {
-			case *session.StepEnd, *session.TurnEnd:
-				sync = true
-			}
-		}
-	}
+	sync := s.opts.Durability.Syncs(events)
 	st, err := s.get(id)
 	if err != nil {
 		return err

@@ -131,8 +131,8 @@ func Open(ctx context.Context, url string, opts *Options) (*Store, error) {
 	if s.ttl <= 0 {
 		s.ttl = DefaultLeaseTTL
 	}
-	if s.ttl < 10*time.Millisecond {
-		return nil, fmt.Errorf("postgres: open: a lease TTL of %v is too short; use at least a second", s.ttl)
+	if s.ttl < 100*time.Millisecond {
+		return nil, fmt.Errorf("postgres: open: a lease TTL of %v is too short to renew in time; use at least 100ms", s.ttl)
 	}
 	pc, err := pgxpool.ParseConfig(url)
 	if err != nil {

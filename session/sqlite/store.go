@@ -456,13 +456,7 @@ func (s *Store) Append(ctx context.Context, id session.ID, events ...session.Eve
 	if len(events) == 0 {
 		return nil
 	}
-	sync := false
-	for i := range events {
-		switch events[i].Data.(type) {
-		case *session.StepEnd, *session.TurnEnd:
-			sync = true
-		}
-	}
+	sync := s.opts.Durability.Syncs(events)
 	st, err := s.get(id)
 	if err != nil {
 		return err
