@@ -216,3 +216,53 @@ func TestFollowOtherStore(t *testing.T) {
 		t.Errorf("followed events (-want +got):\n%s", diff)
 	}
 }
+
+// TestLeaseSurvivesReconnect: when the server drops a holder's own
+// connection, the holder reconnects, its lease names the new connection,
+// and others are still refused; a follower on it is woken again.
+func TestLeaseSurvivesReconnect(t *testing.T) {
+	u := schemaURL(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	a, b := open(t, u, &postgres.Options{LeaseTTL: time.Hour}), open(t, u, nil)
+	if _, err := a.Create(ctx, &session.CreateRequest{ID: "s"}); err != nil {
+		t.Fatal(err)
+	}
+	l := openTurn("s")
+	if err := a.Append(ctx, "s", l.Events...); err != nil {
+		t.Fatal(err)
+	}
+	backendOf := func() (pid int32) {
+		t.Helper()
+		if err := b.Pool().QueryRow(ctx, `SELECT backend FROM leases WHERE session = 's'`).Scan(&pid); err != nil {
+			t.Fatal(err)
+		}
+		return pid
+	}
+	old := backendOf()
+	var ok bool
+	if err := b.Pool().QueryRow(ctx, `SELECT pg_terminate_backend($1)`, old).Scan(&ok); err != nil || !ok {
+		t.Fatalf("terminate the holder's connection: %v, %v", ok, err)
+	}
+	for backendOf() == old {
+		if ctx.Err() != nil {
+			t.Fatal("the lease still names the dropped connection")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	err := b.Append(ctx, "s", openTurn("s").Result("c1", "x").Events[len(l.Events):]...)
+	if !errors.Is(err, session.ErrLocked) {
+		t.Fatalf("Append by another Store after the holder reconnected: err = %v, want ErrLocked", err)
+	}
+	ch, stop := a.Subscribe("s")
+	defer stop()
+	next := openTurn("s").Result("c1", "x")
+	if err := a.Append(ctx, "s", next.Events[len(l.Events):]...); err != nil {
+		t.Fatalf("the holder's Append after reconnecting: %v", err)
+	}
+	select {
+	case <-ch:
+	case <-ctx.Done():
+		t.Fatal("no notification after reconnecting")
+	}
+}

@@ -2,7 +2,6 @@ package postgres
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -42,7 +41,7 @@ func (s *Store) connect(ctx context.Context) (*pgx.Conn, error) {
 // The first Subscribe waits (up to listenWait) until the Store listens,
 // so an append committed after Subscribe returns is never missed.
 func (s *Store) Subscribe(id session.ID) (<-chan struct{}, func()) {
-	s.once.Do(func() { close(s.listen) })
+	s.wantListen()
 	ch, cancel := s.subs.Subscribe(id)
 	t := time.NewTimer(listenWait)
 	defer t.Stop()
@@ -94,7 +93,9 @@ func (s *Store) background(ctx context.Context, conn *pgx.Conn) {
 }
 
 // step renews the leases if it is time, starts listening if asked, and
-// waits for a notification, the next renewal or a first subscriber.
+// waits for a notification, the next renewal or a first subscriber. It
+// waits on the connection even before it listens, so a connection that
+// drops is seen at once and the leases name a live one again soon.
 func (s *Store) step(ctx context.Context, conn *pgx.Conn, listening *bool, next *time.Time, every time.Duration) error {
 	if !time.Now().Before(*next) {
 		if err := s.renew(ctx, conn); err != nil {
@@ -104,7 +105,7 @@ func (s *Store) step(ctx context.Context, conn *pgx.Conn, listening *bool, next 
 	}
 	if !*listening {
 		select {
-		case <-s.listen:
+		case <-s.listen.Done():
 			if _, err := conn.Exec(ctx, `LISTEN `+channel); err != nil {
 				return err
 			}
@@ -116,16 +117,13 @@ func (s *Store) step(ctx context.Context, conn *pgx.Conn, listening *bool, next 
 	wait, cancel := context.WithDeadline(ctx, *next)
 	defer cancel()
 	if !*listening {
-		select {
-		case <-wait.Done():
-		case <-s.listen:
-		}
-		return nil
+		stop := context.AfterFunc(s.listen, cancel)
+		defer stop()
 	}
 	n, err := conn.WaitForNotification(wait)
 	if err != nil {
-		if wait.Err() != nil && errors.Is(err, context.DeadlineExceeded) || ctx.Err() != nil {
-			return nil
+		if wait.Err() != nil {
+			return nil // time to renew, a first subscriber, or Close
 		}
 		return err
 	}

@@ -92,8 +92,8 @@ type Store struct {
 	sessions map[session.ID]*state
 
 	subs       session.Broadcaster // wakes Subscribe's channels after appends
-	listen     chan struct{}       // closed by the first Subscribe: start listening
-	once       sync.Once
+	listen     context.Context     // done at the first Subscribe: start listening
+	wantListen context.CancelFunc
 	listened   chan struct{} // closed once the Store first listens
 	listenOnce sync.Once
 	stop       context.CancelFunc
@@ -115,7 +115,8 @@ type state struct {
 // rein are refused with an error wrapping session.ErrUnsupported. Close
 // releases it all.
 func Open(ctx context.Context, url string, opts *Options) (*Store, error) {
-	s := &Store{sessions: map[session.ID]*state{}, pid: os.Getpid(), listen: make(chan struct{}), listened: make(chan struct{}), done: make(chan struct{})}
+	s := &Store{sessions: map[session.ID]*state{}, pid: os.Getpid(), listened: make(chan struct{}), done: make(chan struct{})}
+	s.listen, s.wantListen = context.WithCancel(context.Background())
 	if opts != nil {
 		s.opts = *opts
 	}
@@ -401,6 +402,7 @@ func (s *Store) Close() error {
 	s.mu.Unlock()
 	s.stop()
 	<-s.done
+	s.wantListen()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	var err error
