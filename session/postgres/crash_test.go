@@ -2,7 +2,9 @@ package postgres_test
 
 import (
 	"context"
+	"os"
 	"testing"
+	"time"
 
 	"github.com/reinhq/rein/session"
 	"github.com/reinhq/rein/session/postgres"
@@ -11,12 +13,16 @@ import (
 
 // crash opens stores for the crash tests and their child processes: the
 // "path" is the server's URL with the test's own schema as search_path.
+// A child's lease TTL is $REIN_TEST_LEASE_TTL, if set.
 var crash = &sessiontest.CrashOptions{
 	Open: func(url string, d session.Durability) (session.Store, error) {
-		return postgres.Open(context.Background(), url, &postgres.Options{Durability: d})
+		ttl, _ := time.ParseDuration(os.Getenv(envLeaseTTL))
+		return postgres.Open(context.Background(), url, &postgres.Options{Durability: d, LeaseTTL: ttl})
 	},
 	Path: func(t *testing.T) string { return schemaURL(t) },
 }
+
+const envLeaseTTL = "REIN_TEST_LEASE_TTL"
 
 // TestHelperProcess is the child the crash tests start; it does nothing
 // in a normal test run.

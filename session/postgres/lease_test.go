@@ -42,10 +42,10 @@ func handOver(t *testing.T, a *postgres.Store, id session.ID, connOpen bool, exp
 	return l
 }
 
-// TestLeaseHeldElsewhere: a live lease of a Store on another host
+// TestB70_LeaseHeldElsewhere: a live lease of a Store on another host
 // refuses a second driver with a *LeaseError naming the holder, and
 // leaves its open turn alone.
-func TestLeaseHeldElsewhere(t *testing.T) {
+func TestB70_LeaseHeldElsewhere(t *testing.T) {
 	u := schemaURL(t)
 	a, b := open(t, u, nil), open(t, u, nil)
 	ctx := context.Background()
@@ -67,11 +67,11 @@ func TestLeaseHeldElsewhere(t *testing.T) {
 	}
 }
 
-// TestLeaseTakeover: a lease that expired, or whose holder's connection
+// TestB70_LeaseTakeover: a lease that expired, or whose holder's connection
 // is gone, is taken over by the next driver, which first closes the turn
 // the holder left open; the old holder's next Append is refused as lost
 // and writes nothing.
-func TestLeaseTakeover(t *testing.T) {
+func TestB70_LeaseTakeover(t *testing.T) {
 	for _, tc := range []struct {
 		name      string
 		connOpen  bool
@@ -125,9 +125,9 @@ func TestLeaseTakeover(t *testing.T) {
 	}
 }
 
-// TestLeaseRenewed: a holder renews its lease, so it is still refused to
+// TestB70_LeaseRenewed: a holder renews its lease, so it is still refused to
 // others after its first expiry has passed.
-func TestLeaseRenewed(t *testing.T) {
+func TestB70_LeaseRenewed(t *testing.T) {
 	u := schemaURL(t)
 	const ttl = 900 * time.Millisecond
 	a, b := open(t, u, &postgres.Options{LeaseTTL: ttl}), open(t, u, nil)
@@ -217,10 +217,10 @@ func TestFollowOtherStore(t *testing.T) {
 	}
 }
 
-// TestLeaseSurvivesReconnect: when the server drops a holder's own
+// TestB70_LeaseSurvivesReconnect: when the server drops a holder's own
 // connection, the holder reconnects, its lease names the new connection,
 // and others are still refused; a follower on it is woken again.
-func TestLeaseSurvivesReconnect(t *testing.T) {
+func TestB70_LeaseSurvivesReconnect(t *testing.T) {
 	u := schemaURL(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
