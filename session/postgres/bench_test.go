@@ -57,8 +57,8 @@ func BenchmarkOpenRepairDerive(b *testing.B) {
 				b.Fatal(err)
 			}
 		}
-		if _, err := admin.Pool().Exec(ctx, `INSERT INTO leases (session, owner, pid, host, started, backend, since, expires)
-			VALUES ('big', 'dead', 4194000, $1, 1, 0, now(), now() + interval '1 hour')`, host); err != nil {
+		if _, err := admin.Pool().Exec(ctx, `INSERT INTO leases (session, owner, pid, host, space, started, backend, since, expires)
+			VALUES ('big', 'dead', 4194000, $1, '', 1, 0, now(), now() + interval '1 hour')`, host); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -26,7 +26,7 @@
 //
 //	sessions(id, created, updated, last_seq, workdir, parent, meta jsonb)
 //	events(session, seq, time, type, turn, run, parent_run, agent, event json)  -- key (session, seq)
-//	leases(session, owner, pid, host, started, backend, backend_start, since, expires)
+//	leases(session, owner, pid, host, space, started, backend, backend_start, since, expires)
 //	schema_version(version)
 //
 // with times in Unix nanoseconds and event the whole event as
@@ -48,7 +48,7 @@
 //
 // The first Append of a session in a Store takes the session's lease: a
 // row naming the Store (a random token), its process (pid, host, process
-// start time), the server process of the Store's own connection, and an
+// start time, pid space), the server process of the Store's own connection, and an
 // expiry, which the Store renews every third of Options.LeaseTTL and on
 // every Append. Another Store, in this process or any other, gets a
 // *LeaseError (wrapping session.ErrLocked) naming the holder while the
@@ -56,7 +56,9 @@
 //   - it expires (the holder stalled or lost the server for LeaseTTL),
 //   - the holder's own connection is gone (it died, on any host; the
 //     server notices the closed connection), or
-//   - on the same host, the holder's process is gone (known at once).
+//   - the holder's process is gone, where this process can see it: same
+//     machine boot and pid namespace (known at once; a host name alone is
+//     not enough, as containers may share one).
 //
 // The next Store to append then takes it over; the old holder, if it
 // comes back, finds the lease gone in its next Append's transaction and

@@ -15,11 +15,13 @@ import (
 // Lease is a row of the leases table: which Store may append to a
 // session, until when. The holder renews it while it runs; a lease is
 // held while it has not expired, its holder's own connection to the
-// server is open and, on the same host, its process runs.
+// server is open and, where this process can see the holder's pids (same
+// machine boot and pid namespace), its process runs.
 type Lease struct {
 	Owner   string    // random token of the holding Store
 	PID     int       // the holder's process
 	Host    string    // the holder's host name
+	Space   string    // the holder's pid space (see alive), "" if unknown
 	Started int64     // the holder's process start time, 0 if unknown
 	Since   time.Time // when the holder took the lease
 	Expires time.Time // when the lease ends unless renewed
@@ -79,11 +81,11 @@ func (s *Store) lockSession(ctx context.Context, tx pgx.Tx, id session.ID) (int6
 // leaseOf reads the lease of id, or nil if there is none.
 func (s *Store) leaseOf(ctx context.Context, q querier, id session.ID) (*Lease, error) {
 	var l Lease
-	err := q.QueryRow(ctx, `SELECT owner, pid, host, started, since, expires,
+	err := q.QueryRow(ctx, `SELECT owner, pid, host, space, started, since, expires,
 		expires > now() AND EXISTS (SELECT 1 FROM pg_stat_activity a WHERE a.pid = l.backend
 			AND (a.backend_start = l.backend_start OR a.backend_start IS NULL OR l.backend_start IS NULL))
 		FROM leases l WHERE session = $1`, string(id)).
-		Scan(&l.Owner, &l.PID, &l.Host, &l.Started, &l.Since, &l.Expires, &l.Live)
+		Scan(&l.Owner, &l.PID, &l.Host, &l.Space, &l.Started, &l.Since, &l.Expires, &l.Live)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, nil
 	}
@@ -94,13 +96,15 @@ func (s *Store) leaseOf(ctx context.Context, q querier, id session.ID) (*Lease, 
 }
 
 // alive reports whether the holder of l may still append: its lease is
-// live and, on this host, its process runs (which is known at once after
-// a kill, before the server notices the closed connection).
+// live and, if this process sees the holder's pids, its process runs
+// (which is known at once after a kill, before the server notices the
+// closed connection). The host name does not decide that: containers
+// may share one, each with pids of its own.
 func (s *Store) alive(l *Lease) bool {
 	if !l.Live {
 		return false
 	}
-	if l.Host == s.host && l.PID != s.pid {
+	if l.Space != "" && l.Space == s.space && l.PID != s.pid {
 		return proc.Alive(l.PID, l.Started)
 	}
 	return true
@@ -173,12 +177,12 @@ func (s *Store) take(ctx context.Context, id session.ID, st *state, hold bool) e
 		}
 		if hold {
 			b := s.ident.Load()
-			if _, err := tx.Exec(ctx, `INSERT INTO leases (session, owner, pid, host, started, backend, backend_start, since, expires)
-				VALUES ($1, $2, $3, $4, $5, $6, $7, now(), now() + $8::interval)
+			if _, err := tx.Exec(ctx, `INSERT INTO leases (session, owner, pid, host, space, started, backend, backend_start, since, expires)
+				VALUES ($1, $2, $3, $4, $5, $6, $7, $8, now(), now() + $9::interval)
 				ON CONFLICT (session) DO UPDATE SET owner = excluded.owner, pid = excluded.pid, host = excluded.host,
-					started = excluded.started, backend = excluded.backend, backend_start = excluded.backend_start,
-					since = excluded.since, expires = excluded.expires`,
-				string(id), s.owner, s.pid, s.host, s.start, int64(b.pid), b.start, s.ttl); err != nil {
+					space = excluded.space, started = excluded.started, backend = excluded.backend,
+					backend_start = excluded.backend_start, since = excluded.since, expires = excluded.expires`,
+				string(id), s.owner, s.pid, s.host, s.space, s.start, int64(b.pid), b.start, s.ttl); err != nil {
 				return err
 			}
 		}

@@ -33,7 +33,7 @@ func handOver(t *testing.T, a *postgres.Store, id session.ID, connOpen bool, exp
 	if err := a.Append(ctx, id, l.Events...); err != nil {
 		t.Fatal(err)
 	}
-	tag, err := a.Pool().Exec(ctx, `UPDATE leases SET owner = 'far', pid = 4242, host = 'far-away',
+	tag, err := a.Pool().Exec(ctx, `UPDATE leases SET owner = 'far', pid = 4242, host = 'far-away', space = 'elsewhere',
 		backend = CASE WHEN $2 THEN backend ELSE 0 END, expires = now() + $3::interval WHERE session = $1`,
 		string(id), connOpen, expiresIn)
 	if err != nil || tag.RowsAffected() != 1 {

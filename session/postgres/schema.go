@@ -48,6 +48,7 @@ CREATE TABLE leases (
 	owner         text NOT NULL,        -- random token of the holding Store
 	pid           integer NOT NULL,     -- the holder's process
 	host          text NOT NULL,
+	space         text NOT NULL,        -- the holder's pid space (boot and pid namespace), '' if unknown
 	started       bigint NOT NULL,      -- the holder's process start time, 0 if unknown
 	backend       integer NOT NULL,     -- the server process of the holder's own connection
 	backend_start timestamptz,          -- and when it started

@@ -81,6 +81,7 @@ type Store struct {
 
 	owner string // random token naming this Store in the leases table
 	host  string
+	space string // see proc.Space
 	pid   int
 	start int64
 
@@ -160,6 +161,7 @@ func Open(ctx context.Context, url string, opts *Options) (*Store, error) {
 	s.owner = hex.EncodeToString(b[:])
 	s.host, _ = os.Hostname()
 	s.start, _ = proc.Start(s.pid)
+	s.space = proc.Space()
 
 	own, err := s.connect(ctx)
 	if err != nil {

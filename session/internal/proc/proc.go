@@ -51,3 +51,20 @@ func Alive(pid int, started int64) bool {
 	}
 	return true
 }
+
+// Space names the process-id space of this process: the machine's boot
+// and the pid namespace, as "BOOT_ID pid:[INODE]"; "" where that is not
+// available. Two processes with the same Space see each other's pids,
+// so Alive answers for one about the other; a host name alone does not
+// say that (containers may share one, each with its own pids).
+func Space() string {
+	boot, err := os.ReadFile("/proc/sys/kernel/random/boot_id")
+	if err != nil {
+		return ""
+	}
+	ns, err := os.Readlink("/proc/self/ns/pid")
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(boot)) + " " + ns
+}

@@ -3,6 +3,7 @@ package proc
 import (
 	"os"
 	"os/exec"
+	"strings"
 	"testing"
 )
 
@@ -27,5 +28,18 @@ func TestAlive(t *testing.T) {
 	}
 	if Alive(cmd.Process.Pid, 0) {
 		t.Errorf("Alive(pid of a process that exited and was reaped) = true")
+	}
+}
+
+func TestSpace(t *testing.T) {
+	s := Space()
+	if s == "" {
+		t.Skip("no /proc on this system")
+	}
+	if s != Space() {
+		t.Errorf("Space changed between calls")
+	}
+	if !strings.Contains(s, " pid:[") {
+		t.Errorf("Space() = %q, want a boot id and a pid namespace", s)
 	}
 }
