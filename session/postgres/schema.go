@@ -65,6 +65,12 @@ const SchemaVersion = 1
 // migrate creates schema if it is missing and brings its tables up to
 // SchemaVersion, one migrator at a time.
 func migrate(ctx context.Context, conn *pgx.Conn, schema string) error {
+	// The common case, tables up to date, in one round trip; a missing
+	// schema or table takes the slow path.
+	var v int
+	if err := conn.QueryRow(ctx, `SELECT version FROM schema_version`).Scan(&v); err == nil && v == len(migrations) {
+		return nil
+	}
 	var exists bool
 	if err := conn.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = $1)`, schema).Scan(&exists); err != nil {
 		return fmt.Errorf("postgres: open: look for schema %q: %w", schema, err)
@@ -85,7 +91,7 @@ func migrate(ctx context.Context, conn *pgx.Conn, schema string) error {
 	if _, err := tx.Exec(ctx, `CREATE TABLE IF NOT EXISTS schema_version (version integer NOT NULL)`); err != nil {
 		return fmt.Errorf("postgres: open: migrate schema %q: %w", schema, err)
 	}
-	var v int
+	v = 0
 	err = tx.QueryRow(ctx, `SELECT version FROM schema_version`).Scan(&v)
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
