@@ -391,7 +391,9 @@ func (s *Store) Delete(ctx context.Context, id session.ID) error {
 }
 
 // Close releases the Store's leases, stops its goroutine and closes its
-// connections. It is idempotent; the Store is unusable afterwards.
+// connections, after waiting for reads in progress (an Events loop holds
+// a connection until it ends). It is idempotent; the Store is unusable
+// afterwards.
 func (s *Store) Close() error {
 	s.mu.Lock()
 	if s.closed {
