@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -264,5 +265,48 @@ func TestB70_LeaseSurvivesReconnect(t *testing.T) {
 	case <-ch:
 	case <-ctx.Done():
 		t.Fatal("no notification after reconnecting")
+	}
+}
+
+// TestB70_RaceForLease: Stores racing to start one session get one
+// winner; the others get a *LeaseError, and the log holds the winner's
+// batch once.
+func TestB70_RaceForLease(t *testing.T) {
+	u := schemaURL(t)
+	ctx := context.Background()
+	stores := make([]*postgres.Store, 4)
+	for i := range stores {
+		stores[i] = open(t, u, nil)
+	}
+	if _, err := stores[0].Create(ctx, &session.CreateRequest{ID: "s"}); err != nil {
+		t.Fatal(err)
+	}
+	batch := sessiontest.NewLog("s").FullTurn("first").Events
+	errs := make([]error, len(stores))
+	var wg sync.WaitGroup
+	for i, st := range stores {
+		wg.Go(func() { errs[i] = st.Append(ctx, "s", batch...) })
+	}
+	wg.Wait()
+	won := 0
+	for i, err := range errs {
+		var le *postgres.LeaseError
+		switch {
+		case err == nil:
+			won++
+		case errors.As(err, &le) && !le.Lost:
+		default:
+			t.Errorf("Store %d: err = %v, want nil or a *LeaseError", i, err)
+		}
+	}
+	if won != 1 {
+		t.Errorf("%d Stores appended, want exactly 1", won)
+	}
+	got, err := sessiontest.ReadAll(ctx, stores[0], "s", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := sessiontest.DiffEvents(batch, got); diff != "" {
+		t.Errorf("log after the race (-want +got):\n%s", diff)
 	}
 }
