@@ -47,6 +47,9 @@ func postgresStore(t *testing.T, scheme string) string {
 // TestStorePostgres runs, follows from another process, lists and shows
 // sessions kept in PostgreSQL, named by either URL scheme.
 func TestStorePostgres(t *testing.T) {
+	if os.Getenv("REIN_TEST_POSTGRES") == "" {
+		t.Skip("needs a PostgreSQL server: set REIN_TEST_POSTGRES=postgres://… (.ci/run starts one)")
+	}
 	for _, scheme := range []string{"postgres", "postgresql"} {
 		t.Run(scheme, func(t *testing.T) {
 			e := newEnv(t)

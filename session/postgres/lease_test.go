@@ -73,6 +73,7 @@ func TestB70_LeaseHeldElsewhere(t *testing.T) {
 // the holder left open; the old holder's next Append is refused as lost
 // and writes nothing.
 func TestB70_LeaseTakeover(t *testing.T) {
+	serverURL(t)
 	for _, tc := range []struct {
 		name      string
 		connOpen  bool
