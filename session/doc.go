@@ -17,9 +17,10 @@
 // that pairing and crash repair write.
 // RepairEvents and RepairLog close a turn a crash left open; Balanced
 // checks a log's invariants. A Store keeps logs: MemStore here,
-// session/jsonl and session/sqlite on disk, all passing the
+// session/jsonl and session/sqlite on disk, session/postgres in a
+// PostgreSQL server shared by many hosts, all passing the
 // session/sessiontest suite. Fork, Follow, Export and Import work on any
-// Store. Durability is the sync setting the disk stores share, and
+// Store. Durability is the sync setting the durable stores share, and
 // Broadcaster the Notifier they embed to wake followers.
 //
 // Quick start:

@@ -41,14 +41,16 @@ func (a *app) storeSpecValue() string {
 	return "sqlite:"
 }
 
-// openStore opens the session store named by spec: sqlite:PATH, jsonl:DIR
-// or mem:. An empty PATH or DIR means the default under the state directory.
+// openStore opens the session store named by spec: sqlite:PATH, jsonl:DIR,
+// postgres://URL or mem:. An empty PATH or DIR means the default under the state directory.
 func openStore(spec string) (session.Store, error) {
 	kind, arg, ok := strings.Cut(spec, ":")
 	if !ok {
-		return nil, usageErrorf("--store %q: use sqlite:PATH, jsonl:DIR or mem:", spec)
+		return nil, usageErrorf("--store %q: use sqlite:PATH, jsonl:DIR, postgres://URL or mem:", spec)
 	}
 	switch kind {
+	case "postgres", "postgresql":
+		return openPostgres(spec)
 	case "mem":
 		return session.NewMemStore(), nil
 	case "sqlite":
@@ -76,7 +78,7 @@ func openStore(spec string) (session.Store, error) {
 		}
 		return st, nil
 	}
-	return nil, usageErrorf("--store %q: unknown kind %q; use sqlite:PATH, jsonl:DIR or mem:", spec, kind)
+	return nil, usageErrorf("--store %q: unknown kind %q; use sqlite:PATH, jsonl:DIR, postgres://URL or mem:", spec, kind)
 }
 
 // storeDirError is a store whose directory cannot be made: a
