@@ -13,6 +13,7 @@ import (
 
 	"github.com/reinhq/rein/agent"
 	"github.com/reinhq/rein/hook"
+	"github.com/reinhq/rein/internal/testwait"
 	"github.com/reinhq/rein/llm"
 	"github.com/reinhq/rein/llm/llmtest"
 	"github.com/reinhq/rein/session"
@@ -274,22 +275,16 @@ func waitStarted(t *testing.T, ch chan llm.CallID) llm.CallID {
 	return ""
 }
 
-// checkNoLeak fails when goroutines started after before are still alive.
+// checkNoLeak fails when goroutines started after before are still alive
+// once they have had a few seconds to wind down.
 func checkNoLeak(t *testing.T, before int) {
 	t.Helper()
-	deadline := time.Now().Add(3 * time.Second)
-	for {
-		n := runtime.NumGoroutine()
-		if n <= before {
-			return
-		}
-		if time.Now().After(deadline) {
-			buf := make([]byte, 1<<16)
-			buf = buf[:runtime.Stack(buf, true)]
-			t.Fatalf("%d goroutines left (had %d):\n%s", n, before, buf)
-		}
-		time.Sleep(10 * time.Millisecond)
+	if testwait.For(3*time.Second, func() bool { return runtime.NumGoroutine() <= before }) {
+		return
 	}
+	buf := make([]byte, 1<<16)
+	buf = buf[:runtime.Stack(buf, true)]
+	t.Fatalf("%d goroutines left (had %d):\n%s", runtime.NumGoroutine(), before, buf)
 }
 
 var errBoom = errors.New("boom")

@@ -7,6 +7,7 @@ import (
 	"io"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
@@ -371,19 +372,21 @@ func TestResetStartsNewSession(t *testing.T) {
 }
 
 func TestWaitIdle(t *testing.T) {
-	h := newHarness(t, nil, llmtest.Reply("ok").WithDelay(20*time.Millisecond))
-	done := h.runAsync("go")
-	waitCalls(h, 1)
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if err := h.a.WaitIdle(ctx); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case <-done:
-	case <-time.After(time.Second):
-		t.Error("WaitIdle returned before the run ended")
-	}
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, nil, llmtest.Reply("ok").WithDelay(20*time.Millisecond))
+		done := h.runAsync("go")
+		waitCalls(h, 1)
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := h.a.WaitIdle(ctx); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case <-done:
+		case <-time.After(time.Second):
+			t.Error("WaitIdle returned before the run ended")
+		}
+	})
 }
 
 type closeFlag struct{ closed bool }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/reinhq/rein/agent"
+	"github.com/reinhq/rein/internal/testwait"
 	"github.com/reinhq/rein/llm"
 	"github.com/reinhq/rein/llm/llmtest"
 	"github.com/reinhq/rein/session"
@@ -71,12 +72,8 @@ func TestBackgroundTasksReportedAndKilledOnClose(t *testing.T) {
 	if err := h.a.Close(); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for processAlive(marker) {
-		if time.Now().After(deadline) {
-			t.Fatal("Close left the background task running")
-		}
-		time.Sleep(20 * time.Millisecond)
+	if !testwait.For(5*time.Second, func() bool { return !processAlive(marker) }) {
+		t.Fatal("Close left the background task running")
 	}
 	t.Logf("Close took %v", time.Since(start))
 }
