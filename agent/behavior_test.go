@@ -147,13 +147,7 @@ func ofTypeEvents(evs []session.Event, typ string) []session.Event {
 
 func TestB04_RunWhileInFlightIsRefused(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		h := newHarness(t, nil, llmtest.Hang())
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			h.a.Run(context.Background(), &agent.RunRequest{Prompt: "first"})
-		}()
-		waitCalls(h, 1)
+		h, done := hungRun(t, context.Background())
 		before := len(readAll(t, h.store, h.a.Session()))
 		start := time.Now()
 		_, err := h.a.Run(context.Background(), &agent.RunRequest{Prompt: "second"})

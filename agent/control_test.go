@@ -21,12 +21,42 @@ func text(s string) llm.Part { return &llm.Text{Text: s} }
 
 // runAsync starts a run and returns a channel with its outcome.
 func (h *harness) runAsync(prompt string) chan runOutcome {
+	return h.runAsyncCtx(context.Background(), prompt)
+}
+
+// runAsyncCtx is runAsync under ctx.
+func (h *harness) runAsyncCtx(ctx context.Context, prompt string) chan runOutcome {
 	ch := make(chan runOutcome, 1)
 	go func() {
-		res, err := h.a.Run(context.Background(), &agent.RunRequest{Prompt: prompt})
+		res, err := h.a.Run(ctx, &agent.RunRequest{Prompt: prompt})
 		ch <- runOutcome{res, err}
 	}()
 	return ch
+}
+
+// hungRun starts a run, under ctx, on a model that hangs until cancelled,
+// and returns once the model has been called. It runs in a synctest bubble.
+func hungRun(t *testing.T, ctx context.Context) (*harness, chan runOutcome) {
+	t.Helper()
+	h := newHarness(t, nil, llmtest.Hang())
+	done := h.runAsyncCtx(ctx, "go")
+	waitCalls(h, 1)
+	return h, done
+}
+
+// steerDuringTool runs one call of a held tool, steers while it runs, then
+// lets it finish, and returns the run's outcome.
+func steerDuringTool(t *testing.T, steer string) (*harness, runOutcome) {
+	t.Helper()
+	g := newGateTool("work")
+	h := newHarness(t, &agent.Options{Tools: []tool.Tool{g}}, llmtest.CallTool("c1", "work", `{}`), llmtest.Reply("ok"))
+	done := h.runAsync("go")
+	waitStarted(t, g.started)
+	if !h.a.Steer(text(steer)) {
+		t.Fatal("Steer refused during a run")
+	}
+	close(g.release)
+	return h, <-done
 }
 
 type runOutcome struct {
@@ -35,15 +65,7 @@ type runOutcome struct {
 }
 
 func TestB18_SteerDuringToolLandsInNextRequest(t *testing.T) {
-	g := newGateTool("work")
-	h := newHarness(t, &agent.Options{Tools: []tool.Tool{g}}, llmtest.CallTool("c1", "work", `{}`), llmtest.Reply("ok"))
-	done := h.runAsync("go")
-	waitStarted(t, g.started)
-	if !h.a.Steer(text("also check the tests")) {
-		t.Fatal("Steer refused during a run")
-	}
-	close(g.release)
-	<-done
+	h, _ := steerDuringTool(t, "also check the tests")
 	evs := h.events()
 	var order []string
 	for _, ev := range evs {
@@ -175,9 +197,7 @@ func TestB22_CancelMidStreamKeepsText(t *testing.T) {
 
 func TestB22_CancelBeforeContentRecordsNoMessage(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		h := newHarness(t, nil, llmtest.Hang())
-		done := h.runAsync("go")
-		waitCalls(h, 1)
+		h, done := hungRun(t, context.Background())
 		h.a.Cancel("parent")
 		<-done
 		evs := h.events()
@@ -192,14 +212,8 @@ func TestB22_CancelBeforeContentRecordsNoMessage(t *testing.T) {
 
 func TestB22_ContextCancelIsParentCause(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		h := newHarness(t, nil, llmtest.Hang())
 		ctx, cancel := context.WithCancel(context.Background())
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			h.a.Run(ctx, &agent.RunRequest{Prompt: "go"})
-		}()
-		waitCalls(h, 1)
+		h, done := hungRun(t, ctx)
 		cancel()
 		<-done
 		if end := lastEnd(t, h.events()); end.Reason != session.EndAborted || end.Cause != "parent" {
@@ -375,9 +389,7 @@ func TestB26_CancelBeatsPendingRetry(t *testing.T) {
 
 func TestB22_CancelFirstCauseWins(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		h := newHarness(t, nil, llmtest.Hang())
-		done := h.runAsync("go")
-		waitCalls(h, 1)
+		h, done := hungRun(t, context.Background())
 		if !h.a.Cancel("hook") {
 			t.Fatal("Cancel found no run")
 		}

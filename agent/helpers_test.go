@@ -163,15 +163,10 @@ func lastEnd(t *testing.T, evs []session.Event) *session.TurnEnd {
 	return ends[len(ends)-1]
 }
 
-func resultText(r *session.ToolResult) string {
-	var s string
-	for _, p := range r.Parts {
-		if t, ok := p.(*llm.Text); ok {
-			s += t.Text
-		}
-	}
-	return s
-}
+// partsText joins the text parts of ps.
+func partsText(ps []llm.Part) string { return llm.Message{Parts: ps}.Text() }
+
+func resultText(r *session.ToolResult) string { return partsText(r.Parts) }
 
 // results returns the text of each tool.result, by call id.
 func results(evs []session.Event) map[llm.CallID]*session.ToolResult {
@@ -191,13 +186,7 @@ func requestTexts(req *llm.Request) []string {
 			case *llm.Text:
 				out = append(out, string(m.Role)+": "+p.Text)
 			case *llm.ToolResult:
-				var s string
-				for _, q := range p.Parts {
-					if t, ok := q.(*llm.Text); ok {
-						s += t.Text
-					}
-				}
-				out = append(out, "result "+string(p.CallID)+": "+s)
+				out = append(out, "result "+string(p.CallID)+": "+partsText(p.Parts))
 			case *llm.ToolCall:
 				out = append(out, "call "+string(p.ID)+" "+p.Name)
 			}

@@ -162,15 +162,7 @@ func TestB10_GateSubstituteStillTransformedAndPosted(t *testing.T) {
 	}
 }
 
-func textOfResult(r *tool.Result) string {
-	var s string
-	for _, p := range r.Parts {
-		if t, ok := p.(*llm.Text); ok {
-			s += t.Text
-		}
-	}
-	return s
-}
+func textOfResult(r *tool.Result) string { return partsText(r.Parts) }
 
 func TestB10_DenyWinsOverSubstitute(t *testing.T) {
 	hs := new(hook.Set).
