@@ -243,14 +243,22 @@ func TestB23_CancelDuringBatch(t *testing.T) {
 	}
 }
 
+// cancelStubborn starts a call c1 of a tool that ignores cancellation,
+// with grace for running calls, and cancels the run while the call holds.
+func cancelStubborn(t *testing.T, name string, grace time.Duration) (*harness, *gateTool, chan runOutcome) {
+	t.Helper()
+	g := newGateTool(name)
+	g.ignore = true
+	h := newHarness(t, &agent.Options{Tools: []tool.Tool{g}, ToolGrace: grace}, llmtest.CallTool("c1", name, `{}`))
+	done := h.runAsync("go")
+	waitStarted(t, g.started)
+	h.a.Cancel("user")
+	return h, g, done
+}
+
 func TestB23_RunningCallThatFinishesKeepsItsResult(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		g := newGateTool("work")
-		g.ignore = true
-		h := newHarness(t, &agent.Options{Tools: []tool.Tool{g}, ToolGrace: 5 * time.Second}, llmtest.CallTool("c1", "work", `{}`))
-		done := h.runAsync("go")
-		waitStarted(t, g.started)
-		h.a.Cancel("user")
+		h, g, done := cancelStubborn(t, "work", 5*time.Second)
 		synctest.Wait() // the cancel has reached the loop
 		close(g.release)
 		<-done
@@ -262,12 +270,7 @@ func TestB23_RunningCallThatFinishesKeepsItsResult(t *testing.T) {
 
 func TestB23_StuckCallIsAbortedAfterGrace(t *testing.T) {
 	before := numGoroutines()
-	g := newGateTool("stuck")
-	g.ignore = true
-	h := newHarness(t, &agent.Options{Tools: []tool.Tool{g}, ToolGrace: 20 * time.Millisecond}, llmtest.CallTool("c1", "stuck", `{}`))
-	done := h.runAsync("go")
-	waitStarted(t, g.started)
-	h.a.Cancel("user")
+	h, g, done := cancelStubborn(t, "stuck", 20*time.Millisecond)
 	<-done
 	if got := resultText(results(h.events())["c1"]); got != "tool call aborted" {
 		t.Errorf("c1 = %q", got)
@@ -351,12 +354,7 @@ func TestB24_CancelFinishedCallSaysSo(t *testing.T) {
 }
 
 func TestB25_SteerAndFollowUpRefusedAfterCancel(t *testing.T) {
-	g := newGateTool("work")
-	g.ignore = true
-	h := newHarness(t, &agent.Options{Tools: []tool.Tool{g}, ToolGrace: 5 * time.Second}, llmtest.CallTool("c1", "work", `{}`))
-	done := h.runAsync("go")
-	waitStarted(t, g.started)
-	h.a.Cancel("user")
+	h, g, done := cancelStubborn(t, "work", 5*time.Second)
 	if h.a.Steer(text("x")) || h.a.FollowUp(text("y")) {
 		t.Error("Steer or FollowUp accepted after cancel")
 	}
