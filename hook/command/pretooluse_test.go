@@ -37,13 +37,22 @@ func TestPreToolUseExit2DeniesWrite(t *testing.T) {
 	}
 }
 
+// blockedWrite runs a write under the PreToolUse hook body for tools
+// matching matcher, fails unless the hook, for why, kept it from running,
+// and returns the tool results.
+func blockedWrite(t *testing.T, matcher, body, why string) []string {
+	t.Helper()
+	r, res := writeRun(t, "PreToolUse", matcher, body)
+	if r.exists("a.txt") {
+		t.Fatalf("a.txt was written despite %s", why)
+	}
+	return toolResults(res)
+}
+
 func TestPreToolUseJSONDeny(t *testing.T) {
 	body := `cat >/dev/null; echo '{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"no writes to secrets"}}'`
-	r, res := writeRun(t, "PreToolUse", "write|edit", body)
-	if r.exists("a.txt") {
-		t.Fatal("file written despite permissionDecision deny")
-	}
-	if diff := cmp.Diff([]string{"gate-block|BLOCKED|Blocked: no writes to secrets"}, toolResults(res)); diff != "" {
+	got := blockedWrite(t, "write|edit", body, "permissionDecision deny")
+	if diff := cmp.Diff([]string{"gate-block|BLOCKED|Blocked: no writes to secrets"}, got); diff != "" {
 		t.Errorf("tool results (-want +got):\n%s", diff)
 	}
 }
@@ -66,11 +75,7 @@ func TestPreToolUseUpdatedInputMovesFile(t *testing.T) {
 
 func TestPreToolUseUpdatedInputBreakingSchemaIsRejected(t *testing.T) {
 	body := `cat >/dev/null; echo '{"hookSpecificOutput":{"hookEventName":"PreToolUse","updatedInput":{"path":{"dir":"x"}}}}'`
-	r, res := writeRun(t, "PreToolUse", "", body)
-	if r.exists("a.txt") {
-		t.Fatal("the call ran despite an invalid edit")
-	}
-	got := toolResults(res)
+	got := blockedWrite(t, "", body, "an invalid edit")
 	if len(got) != 1 || !strings.HasPrefix(got[0], "invalid-input|") {
 		t.Errorf("tool results = %q, want one invalid-input result", got)
 	}
