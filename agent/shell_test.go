@@ -4,6 +4,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -39,18 +40,40 @@ func TestBackgroundTasksReportedAndKilledOnClose(t *testing.T) {
 	root := t.TempDir()
 	sh := shell.New(&shell.Options{Policy: &sandbox.Policy{Root: root}, SpillDir: t.TempDir()})
 	marker := "37.4251"
-	notices := func() []string {
-		var out []string
+	// The exits the shell reported, kept until the loop polls its notices;
+	// drain says how many it has reported in all.
+	var mu sync.Mutex
+	var exits []string
+	reported := 0
+	drain := func() int {
+		mu.Lock()
+		defer mu.Unlock()
 		for _, e := range sh.Drain() {
-			out = append(out, e.String())
+			exits = append(exits, e.String())
+			reported++
 		}
+		return reported
+	}
+	notices := func() []string {
+		drain()
+		mu.Lock()
+		defer mu.Unlock()
+		out := exits
+		exits = nil
 		return out
 	}
 	h := newHarness(t, &agent.Options{Tools: sh.Tools(), Closers: []io.Closer{sh}, Notices: notices},
 		llmtest.CallTools(
 			llm.ToolCall{ID: "bg1", Name: "shell", Args: []byte(`{"command":"sleep ` + marker + `","run_in_background":true}`)},
 			llm.ToolCall{ID: "bg2", Name: "shell", Args: []byte(`{"command":"echo quick","run_in_background":true}`)}),
-		llmtest.CallTool("fg", "shell", `{"command":"sleep 0.3"}`),
+		// The model answers the second request once the quick task has
+		// exited, so a step boundary before the third has told its exit.
+		llmtest.Respond(func(*llm.Request) llmtest.Entry {
+			if !testwait.For(5*time.Second, func() bool { return drain() > 0 }) {
+				t.Error("the quick task never exited")
+			}
+			return llmtest.CallTool("fg", "shell", `{"command":"echo step"}`)
+		}),
 		llmtest.Reply("done"))
 	h.run("start the server and a quick job")
 	evs := h.events()
