@@ -28,7 +28,7 @@ var layers = map[string][]string{
 
 // testKit lists what every package's tests may import besides their own
 // layer and the package under test: the fakes and suites, and the internal
-// test helpers.
+// test-only packages.
 var testKit = []string{"llm/llmtest", "session/sessiontest", "tool/tooltest", "internal/golden", "internal/testwait"}
 
 // testLayers lists, for a package prefix, what its tests may import on top
