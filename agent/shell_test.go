@@ -1,7 +1,9 @@
 package agent_test
 
 import (
+	"fmt"
 	"io"
+	"math/rand/v2"
 	"os"
 	"strings"
 	"sync"
@@ -39,7 +41,9 @@ func TestBackgroundTasksReportedAndKilledOnClose(t *testing.T) {
 	}
 	root := t.TempDir()
 	sh := shell.New(&shell.Options{Policy: &sandbox.Policy{Root: root}, SpillDir: t.TempDir()})
-	marker := "37.4251"
+	// A marker of this run only: the same test elsewhere on the machine
+	// must not be taken for this one's task.
+	marker := fmt.Sprintf("37.%d%09d", os.Getpid(), rand.Int64N(1e9))
 	// The exits the shell reported, kept until the loop polls its notices;
 	// drain says how many it has reported in all.
 	var mu sync.Mutex
