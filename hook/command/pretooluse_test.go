@@ -1,6 +1,7 @@
 package command_test
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -168,14 +169,22 @@ func TestEditsApplyInConfigurationOrder(t *testing.T) {
 }
 
 func TestHooksRunInParallel(t *testing.T) {
-	slow := func(i int) string { return "cat >/dev/null; sleep 0.5 # " + string(rune('a'+i)) }
-	r := writeRig(t, "PreToolUse", "", slow(0), slow(1), slow(2), slow(3))
+	// Each hook marks that it started, then waits for all four marks: run
+	// one after another, the first would wait out its time limit alone.
+	marks := t.TempDir()
+	hook := func(i int) string {
+		return fmt.Sprintf(`timeout=10 cat >/dev/null; touch %s/%d; until [ "$(ls %s | wc -l)" -ge 4 ]; do sleep 0.01; done`, marks, i, marks)
+	}
+	r := writeRig(t, "PreToolUse", "", hook(0), hook(1), hook(2), hook(3))
 	start := time.Now()
-	r.run(t, "go")
-	if d := time.Since(start); d > 1800*time.Millisecond {
-		t.Errorf("four 0.5 s hooks took %v; they should run in parallel", d)
+	res := r.run(t, "go")
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("four hooks waiting for each other took %v; they should run in parallel", d)
 	}
 	if n := len(r.decisions()); n != 4 {
 		t.Errorf("reports = %d, want 4", n)
+	}
+	if !r.exists("a.txt") {
+		t.Errorf("the write did not run after its four hooks: results %q, reports %q", toolResults(res), r.decisions())
 	}
 }
