@@ -125,12 +125,7 @@ func checkCut(t *testing.T, evs []session.Event) {
 func TestCompactAutoAtThreshold(t *testing.T) {
 	l := &loopModel{limit: 7000, steps: 14}
 	hooks, progress := watchCompaction()
-	h := newHarness(t, &agent.Options{
-		Tools:         []tool.Tool{fetchTool(2000)},
-		ContextWindow: 8000, OutputReserve: 1000,
-		Compaction: &agent.CompactionOptions{KeepSteps: 2},
-		Hooks:      hooks,
-	}, l.script(40)...)
+	h := fetchHarness(t, l, &agent.CompactionOptions{KeepSteps: 2}, hooks)
 	res := h.run("fetch the pages")
 	h.a.Close() // every event has reached the observer
 	var notices []agent.CompactPhase
@@ -201,12 +196,7 @@ func TestCompactSummaryFailureLeavesLogUnchanged(t *testing.T) {
 		return nil
 	}}
 	hooks, progress := watchCompaction()
-	h := newHarness(t, &agent.Options{
-		Tools:         []tool.Tool{fetchTool(2000)},
-		ContextWindow: 8000, OutputReserve: 1000,
-		Compaction: &agent.CompactionOptions{KeepSteps: 2},
-		Hooks:      hooks,
-	}, l.script(40)...)
+	h := fetchHarness(t, l, &agent.CompactionOptions{KeepSteps: 2}, hooks)
 	// Stop right after the first, failing, compaction: the run goes on.
 	res := h.run("fetch")
 	if res.Text != "done" {
@@ -239,11 +229,7 @@ func TestCompactSummaryFailureLeavesLogUnchanged(t *testing.T) {
 
 func TestCompactCircuitBreaker(t *testing.T) {
 	l := &loopModel{steps: 18, failSummary: func(int) error { return errBoom }}
-	h := newHarness(t, &agent.Options{
-		Tools:         []tool.Tool{fetchTool(2000)},
-		ContextWindow: 8000, OutputReserve: 1000,
-		Compaction: &agent.CompactionOptions{KeepSteps: 2, MaxFailures: 3},
-	}, l.script(40)...)
+	h := fetchHarness(t, l, &agent.CompactionOptions{KeepSteps: 2, MaxFailures: 3}, nil)
 	if res := h.run("fetch"); res.Text != "done" {
 		t.Fatalf("text = %q", res.Text)
 	}
@@ -273,11 +259,7 @@ func TestB31_OverflowCompactsBeforeEliding(t *testing.T) {
 	// (0.99 of 7000) allows: the request overflows before the threshold
 	// and the loop compacts, then retries, eliding nothing.
 	l := &loopModel{limit: 5000, steps: 12}
-	h := newHarness(t, &agent.Options{
-		Tools:         []tool.Tool{fetchTool(2000)},
-		ContextWindow: 8000, OutputReserve: 1000,
-		Compaction: &agent.CompactionOptions{KeepSteps: 2, Threshold: 0.99},
-	}, l.script(40)...)
+	h := fetchHarness(t, l, &agent.CompactionOptions{KeepSteps: 2, Threshold: 0.99}, nil)
 	if res := h.run("fetch"); res.Text != "done" {
 		t.Fatalf("text = %q", res.Text)
 	}
@@ -342,6 +324,17 @@ func (f *forgetful) Compacted(_ context.Context, s session.ID) { f.rs.Forget(str
 
 // watchCompaction returns hooks observing compaction progress, and what
 // they saw once the agent is closed.
+// fetchHarness runs l's script of fetches (2,000 tokens each) in an
+// 8,000-token window, with compaction c and hooks (nil for none).
+func fetchHarness(t *testing.T, l *loopModel, c *agent.CompactionOptions, hooks *hook.Set) *harness {
+	t.Helper()
+	return newHarness(t, &agent.Options{
+		Tools:         []tool.Tool{fetchTool(2000)},
+		ContextWindow: 8000, OutputReserve: 1000,
+		Compaction: c, Hooks: hooks,
+	}, l.script(40)...)
+}
+
 func watchCompaction() (*hook.Set, func() []session.Event) {
 	var mu sync.Mutex
 	var evs []session.Event
@@ -455,15 +448,8 @@ func TestCompactNothingToCompact(t *testing.T) {
 // A steer sent while a long tool runs is recorded without any pairing
 // repair, and the next request pairs the call with its result.
 func TestSteerDuringLongToolRecordsNoRepair(t *testing.T) {
-	g := newGateTool("work")
-	h := newHarness(t, &agent.Options{Tools: []tool.Tool{g}}, llmtest.CallTool("c1", "work", `{}`), llmtest.Reply("ok"))
-	done := h.runAsync("go")
-	waitStarted(t, g.started)
-	if !h.a.Steer(text("also check the tests")) {
-		t.Fatal("Steer refused during a run")
-	}
-	close(g.release)
-	if out := <-done; out.err != nil {
+	h, out := steerDuringTool(t, "also check the tests")
+	if out.err != nil {
 		t.Fatal(out.err)
 	}
 	evs := h.events()

@@ -3,9 +3,10 @@ package agent_test
 import (
 	"context"
 	"errors"
-	"github.com/google/go-cmp/cmp"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/reinhq/rein/agent"
 	"github.com/reinhq/rein/hook"

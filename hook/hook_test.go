@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
@@ -214,37 +215,39 @@ func TestNotificationsTellEveryHandler(t *testing.T) {
 }
 
 func TestBusDeliversInOrderAndCountsDrops(t *testing.T) {
-	b := hook.NewBus(&hook.BusOptions{Buffer: 4})
-	var mu sync.Mutex
-	var seqs []int64
-	b.Subscribe(hook.Subscription{Name: "all", Type: "*", Fn: func(ev session.Event) {
-		mu.Lock()
-		seqs = append(seqs, ev.Seq)
-		mu.Unlock()
-	}})
-	release := make(chan struct{})
-	b.Subscribe(hook.Subscription{Name: "slow", Type: session.TypeTurnStart, Fn: func(session.Event) { <-release }})
-	start := time.Now()
-	for i := 1; i <= 100; i++ {
-		b.Publish(session.Event{Seq: int64(i), Data: &session.TurnStart{}})
-		if i%4 == 0 {
-			time.Sleep(time.Millisecond) // let the fast observer keep up
+	synctest.Test(t, func(t *testing.T) {
+		b := hook.NewBus(&hook.BusOptions{Buffer: 4})
+		var mu sync.Mutex
+		var seqs []int64
+		b.Subscribe(hook.Subscription{Name: "all", Type: "*", Fn: func(ev session.Event) {
+			mu.Lock()
+			seqs = append(seqs, ev.Seq)
+			mu.Unlock()
+		}})
+		release := make(chan struct{})
+		b.Subscribe(hook.Subscription{Name: "slow", Type: session.TypeTurnStart, Fn: func(session.Event) { <-release }})
+		start := time.Now()
+		for i := 1; i <= 100; i++ {
+			b.Publish(session.Event{Seq: int64(i), Data: &session.TurnStart{}})
+			if i%4 == 0 {
+				synctest.Wait() // the fast observer has drained its buffer; the slow one holds
+			}
 		}
-	}
-	if time.Since(start) > 2*time.Second {
-		t.Error("Publish blocked on a slow observer")
-	}
-	close(release)
-	b.Close()
-	st := b.Stats()
-	if st[1].Name != "slow" || st[1].Dropped == 0 || st[1].Delivered+st[1].Dropped != 100 {
-		t.Errorf("slow stats = %+v", st[1])
-	}
-	for i := 1; i < len(seqs); i++ {
-		if seqs[i] <= seqs[i-1] {
-			t.Fatalf("out of order: %v", seqs)
+		if time.Since(start) > 2*time.Second {
+			t.Error("Publish blocked on a slow observer")
 		}
-	}
+		close(release)
+		b.Close()
+		st := b.Stats()
+		if st[1].Name != "slow" || st[1].Dropped == 0 || st[1].Delivered+st[1].Dropped != 100 {
+			t.Errorf("slow stats = %+v", st[1])
+		}
+		for i := 1; i < len(seqs); i++ {
+			if seqs[i] <= seqs[i-1] {
+				t.Fatalf("out of order: %v", seqs)
+			}
+		}
+	})
 }
 
 func TestBusRecoversPanics(t *testing.T) {
