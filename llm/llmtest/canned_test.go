@@ -31,7 +31,9 @@ func TestCannedServerPlaysServerBytes(t *testing.T) {
 		for i := range entries {
 			_, _, want := post(t, srv, wire.path, wire.body)
 			got := postCanned(t, canned, wire.path, wire.body)
-			norm := func(s string) string { return unstable.ReplaceAllString(requestIDs.ReplaceAllString(s, "req"), `"created":0`) }
+			norm := func(s string) string {
+				return unstable.ReplaceAllString(requestIDs.ReplaceAllString(s, "req"), `"created":0`)
+			}
 			if diff := cmp.Diff(norm(want), norm(got)); diff != "" {
 				t.Errorf("%s entry %d (-Server +CannedServer):\n%s", wire.path, i, diff)
 			}

@@ -35,9 +35,10 @@ func BenchmarkDecodeAssemble(b *testing.B) {
 	}
 }
 
-// BenchmarkBuildParams builds and encodes the body of a request 50 tool
-// calls deep with automatic cache breakpoints.
-func BenchmarkBuildParams(b *testing.B) {
+// BenchmarkBuildBody builds the body of a request 50 tool calls deep with
+// automatic cache breakpoints: from scratch, and as the next step of a
+// conversation whose earlier messages are kept.
+func BenchmarkBuildBody(b *testing.B) {
 	req := &llm.Request{
 		Model:  "claude-sonnet-4-5",
 		System: []llm.Text{{Text: "You are a weather bot."}},
@@ -49,16 +50,28 @@ func BenchmarkBuildParams(b *testing.B) {
 		id := "toolu_" + string(rune('a'+i%26)) + string(rune('a'+i/26))
 		req.Messages = append(req.Messages, call(id, "weather", `{"location":"Paris"}`), toolResult(id, "22 C"))
 	}
-	b.ReportAllocs()
-	for b.Loop() {
-		p, err := BuildParams(req)
-		if err != nil {
-			b.Fatal(err)
+	cfg := buildConfig{provider: "anthropic", maxTokens: DefaultMaxTokens}
+	b.Run("scratch", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := build(new(bodyCache), req, cfg, false); err != nil {
+				b.Fatal(err)
+			}
 		}
-		if _, err := p.MarshalJSON(); err != nil {
-			b.Fatal(err)
+	})
+	b.Run("next_step", func(b *testing.B) {
+		b.ReportAllocs()
+		var c bodyCache
+		settled := req.Messages[:len(req.Messages)-2]
+		for b.Loop() {
+			// The newest step is new each time; the rest is kept.
+			step := *req
+			step.Messages = append(settled[:len(settled):len(settled)], call("toolu_new", "weather", `{"location":"Oslo"}`), toolResult("toolu_new", "9 C"))
+			if _, err := build(&c, &step, cfg, false); err != nil {
+				b.Fatal(err)
+			}
 		}
-	}
+	})
 }
 
 // BenchmarkStream runs whole Stream calls (request build, HTTP over

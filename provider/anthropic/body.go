@@ -1,0 +1,202 @@
+package anthropic
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"sync"
+
+	"github.com/reinhq/rein/llm"
+)
+
+// bodyCache keeps the encoded messages, tools and system sections of the
+// last request, so that the next request of the same conversation encodes
+// only what is new: a request is the kept prefix plus the newest
+// messages. Cache markers are placed anew for every request and written
+// between the kept bytes, so a moved breakpoint costs nothing. It holds
+// one conversation: a request that shares nothing with the last one
+// replaces it all.
+type bodyCache struct {
+	mu     sync.Mutex
+	msgs   []encMsg
+	tools  []encTool
+	system []encText
+	// scratch, reused between requests
+	turns   []turnSpan
+	sysMsgs []int
+	marks   []mark
+}
+
+type encTool struct {
+	name, desc string
+	schema     []byte // as given, to recognise the tool next time
+	buf        []byte // up to where its cache_control goes
+}
+
+type encText struct {
+	text string
+	buf  []byte
+	cc   int
+}
+
+// turnSpan is one message on the wire: req.Messages[from:to] merged, the
+// ones of role and with blocks (system and empty messages are skipped).
+type turnSpan struct {
+	role     llm.Role
+	from, to int
+	sorted   bool // tool results already lead
+}
+
+// body is one request's body under construction.
+type body struct {
+	c      *bodyCache
+	req    *llm.Request
+	cfg    buildConfig
+	model  string
+	tools  []encTool
+	system []encText
+}
+
+// build returns the Messages API body for req ("stream": true included
+// unless count, which leaves out what count_tokens does not take). c may
+// be a fresh cache.
+func build(c *bodyCache, req *llm.Request, cfg buildConfig, count bool) ([]byte, error) {
+	if req == nil {
+		return nil, fmt.Errorf("anthropic: nil request")
+	}
+	b := body{c: c, req: req, cfg: cfg, model: req.Model}
+	if b.model == "" {
+		b.model = cfg.model
+	}
+	if b.model == "" {
+		return nil, fmt.Errorf("anthropic: request has no model; set Request.Model or Options.Model (e.g. %q)", "claude-sonnet-4-5")
+	}
+	if err := c.encodeTools(req.Tools); err != nil {
+		return nil, err
+	}
+	if len(req.Tools) == 0 && (req.ToolChoice.Mode == llm.ToolChoiceTool || req.ToolChoice.Mode == llm.ToolChoiceRequired) {
+		return nil, fmt.Errorf("anthropic: tool choice %q needs tools; add the tool to Request.Tools", req.ToolChoice.Mode)
+	}
+	c.encodeSystem(req.System)
+	if err := c.encodeMessages(req.Messages, cfg.provider); err != nil {
+		return nil, err
+	}
+	c.spanTurns()
+	if len(c.turns) == 0 {
+		return nil, fmt.Errorf("anthropic: request has no messages to send; add a user message")
+	}
+	s, err := sampling(req, cfg)
+	if err != nil {
+		return nil, err
+	}
+	c.placeMarks(req)
+	return b.write(s, count)
+}
+
+// encodeTools encodes the tools that changed since the last request.
+func (c *bodyCache) encodeTools(specs []llm.ToolSpec) error {
+	tools := c.tools[:0:0]
+	for i := range specs {
+		ts := &specs[i]
+		if i < len(c.tools) {
+			if t := c.tools[i]; t.name == ts.Name && t.desc == ts.Description && bytes.Equal(t.schema, ts.Schema) {
+				tools = append(tools, t)
+				continue
+			}
+		}
+		if ts.Name == "" {
+			return fmt.Errorf("anthropic: tool %d has no name", i)
+		}
+		schema := bytes.TrimSpace(ts.Schema)
+		if len(schema) == 0 || string(schema) == "null" {
+			schema = []byte(`{"type":"object","properties":{}}`)
+		} else if schema[0] != '{' || !json.Valid(schema) {
+			return fmt.Errorf("anthropic: tool %q: schema is not a JSON object", ts.Name)
+		}
+		buf := append([]byte(`{"input_schema":`), nil...)
+		buf = appendRaw(buf, schema)
+		buf = append(buf, `,"name":`...)
+		buf = appendString(buf, ts.Name)
+		if ts.Description != "" {
+			buf = append(buf, `,"description":`...)
+			buf = appendString(buf, ts.Description)
+		}
+		tools = append(tools, encTool{name: ts.Name, desc: ts.Description, schema: ts.Schema, buf: buf})
+	}
+	c.tools = tools
+	return nil
+}
+
+// encodeSystem encodes the system sections that changed.
+func (c *bodyCache) encodeSystem(sections []llm.Text) {
+	out := c.system[:0:0]
+	for i := range sections {
+		t := sections[i].Text
+		if t == "" {
+			continue
+		}
+		if k := len(out); k < len(c.system) && c.system[k].text == t {
+			out = append(out, c.system[k])
+			continue
+		}
+		buf, cc := appendText(nil, t)
+		out = append(out, encText{text: t, buf: buf, cc: cc})
+	}
+	c.system = out
+}
+
+// encodeMessages keeps the encoding of each message that is the same as
+// the one at its index in the last request and encodes the others.
+func (c *bodyCache) encodeMessages(msgs []llm.Message, provider string) error {
+	if len(c.msgs) > len(msgs) {
+		clear(c.msgs[len(msgs):])
+		c.msgs = c.msgs[:len(msgs)]
+	}
+	for i := range msgs {
+		m := &msgs[i]
+		key := messageKey(m, provider)
+		if i < len(c.msgs) && c.msgs[i].key == key {
+			continue
+		}
+		e, err := encodeMessage(m, key)
+		if err != nil {
+			c.msgs = c.msgs[:min(i, len(c.msgs))]
+			return fmt.Errorf("anthropic: message %d: %w", i, err)
+		}
+		if i < len(c.msgs) {
+			c.msgs[i] = e
+		} else {
+			c.msgs = append(c.msgs, e)
+		}
+	}
+	return nil
+}
+
+// spanTurns merges consecutive messages of the same role into turns and
+// lists the system messages.
+func (c *bodyCache) spanTurns() {
+	c.turns, c.sysMsgs = c.turns[:0], c.sysMsgs[:0]
+	seenOther := false
+	for i := range c.msgs {
+		e := &c.msgs[i]
+		if len(e.blocks) == 0 {
+			continue
+		}
+		if e.key.role == llm.RoleSystem {
+			c.sysMsgs = append(c.sysMsgs, i)
+			continue
+		}
+		n := len(c.turns)
+		if n == 0 || c.turns[n-1].role != e.key.role {
+			c.turns = append(c.turns, turnSpan{role: e.key.role, from: i, sorted: true})
+			n++
+			seenOther = false
+		}
+		t := &c.turns[n-1]
+		t.to = i + 1
+		if t.role == llm.RoleUser && (!e.sorted || (seenOther && e.results)) {
+			t.sorted = false
+		}
+		seenOther = seenOther || e.others
+	}
+}
