@@ -21,10 +21,15 @@ type bodyCache struct {
 	msgs   []encMsg
 	tools  []encTool
 	system []encText
-	// scratch, reused between requests
 	turns   []turnSpan
-	sysMsgs []int
+	sysMsgs []int // the system messages with text
+	hinted  []int // the turns with an explicit cache hint
 	marks   []mark
+	// The settled prefix: the bytes of turns [0, settled) of the messages
+	// array, which carry no cache marker. It is only appended to.
+	settled int
+	prefix  []byte
+	offs    []int // where each settled turn starts in prefix
 }
 
 type encTool struct {
@@ -78,10 +83,12 @@ func build(c *bodyCache, req *llm.Request, cfg buildConfig, count bool) ([]byte,
 		return nil, fmt.Errorf("anthropic: tool choice %q needs tools; add the tool to Request.Tools", req.ToolChoice.Mode)
 	}
 	c.encodeSystem(req.System)
-	if err := c.encodeMessages(req.Messages, cfg.provider); err != nil {
+	first, err := c.encodeMessages(req.Messages, cfg.provider)
+	if err != nil {
+		c.forget()
 		return nil, err
 	}
-	c.spanTurns()
+	c.spanTurns(first)
 	if len(c.turns) == 0 {
 		return nil, fmt.Errorf("anthropic: request has no messages to send; add a user message")
 	}
@@ -90,6 +97,7 @@ func build(c *bodyCache, req *llm.Request, cfg buildConfig, count bool) ([]byte,
 		return nil, err
 	}
 	c.placeMarks(req)
+	c.settle()
 	return b.write(s, count)
 }
 
@@ -146,22 +154,24 @@ func (c *bodyCache) encodeSystem(sections []llm.Text) {
 }
 
 // encodeMessages keeps the encoding of each message that is the same as
-// the one at its index in the last request and encodes the others.
-func (c *bodyCache) encodeMessages(msgs []llm.Message, provider string) error {
+// the one at its index in the last request and encodes the others. It
+// returns the index of the first message that is not kept.
+func (c *bodyCache) encodeMessages(msgs []llm.Message, provider string) (int, error) {
+	first := len(msgs)
 	if len(c.msgs) > len(msgs) {
 		clear(c.msgs[len(msgs):])
 		c.msgs = c.msgs[:len(msgs)]
 	}
 	for i := range msgs {
 		m := &msgs[i]
-		key := messageKey(m, provider)
-		if i < len(c.msgs) && c.msgs[i].key == key {
+		if i < len(c.msgs) && c.msgs[i].key.is(m) {
 			continue
 		}
-		e, err := encodeMessage(m, key)
+		first = min(first, i)
+		e, err := encodeMessage(m, provider)
 		if err != nil {
 			c.msgs = c.msgs[:min(i, len(c.msgs))]
-			return fmt.Errorf("anthropic: message %d: %w", i, err)
+			return i, fmt.Errorf("anthropic: message %d: %w", i, err)
 		}
 		if i < len(c.msgs) {
 			c.msgs[i] = e
@@ -169,34 +179,5 @@ func (c *bodyCache) encodeMessages(msgs []llm.Message, provider string) error {
 			c.msgs = append(c.msgs, e)
 		}
 	}
-	return nil
-}
-
-// spanTurns merges consecutive messages of the same role into turns and
-// lists the system messages.
-func (c *bodyCache) spanTurns() {
-	c.turns, c.sysMsgs = c.turns[:0], c.sysMsgs[:0]
-	seenOther := false
-	for i := range c.msgs {
-		e := &c.msgs[i]
-		if len(e.blocks) == 0 {
-			continue
-		}
-		if e.key.role == llm.RoleSystem {
-			c.sysMsgs = append(c.sysMsgs, i)
-			continue
-		}
-		n := len(c.turns)
-		if n == 0 || c.turns[n-1].role != e.key.role {
-			c.turns = append(c.turns, turnSpan{role: e.key.role, from: i, sorted: true})
-			n++
-			seenOther = false
-		}
-		t := &c.turns[n-1]
-		t.to = i + 1
-		if t.role == llm.RoleUser && (!e.sorted || (seenOther && e.results)) {
-			t.sorted = false
-		}
-		seenOther = seenOther || e.others
-	}
+	return first, nil
 }

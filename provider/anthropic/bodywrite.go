@@ -66,9 +66,11 @@ func sampling(req *llm.Request, cfg buildConfig) (settings, error) {
 // write assembles the body from the encoded parts and the placed marks.
 func (b *body) write(s settings, count bool) ([]byte, error) {
 	c, req := b.c, b.req
-	size := 256 + len(b.model) + 64*len(c.marks)
-	for i := range c.msgs {
-		size += len(c.msgs[i].buf) + 32
+	size := 256 + len(b.model) + 64*len(c.marks) + len(c.prefix)
+	if c.settled < len(c.turns) {
+		for i := c.turns[c.settled].from; i < len(c.msgs); i++ {
+			size += len(c.msgs[i].buf) + 32
+		}
 	}
 	for i := range c.tools {
 		size += len(c.tools[i].buf) + 2
@@ -84,7 +86,8 @@ func (b *body) write(s settings, count bool) ([]byte, error) {
 		out = append(out, ',')
 	}
 	out = append(out, `"messages":[`...)
-	for ti := range c.turns {
+	out = append(out, c.prefix...)
+	for ti := c.settled; ti < len(c.turns); ti++ {
 		if ti > 0 {
 			out = append(out, ',')
 		}

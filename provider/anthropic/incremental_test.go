@@ -86,11 +86,17 @@ func TestIncrementalBodyEqualsScratch(t *testing.T) {
 		}
 		checkBreakpoints(t, prettyJSON(t, want))
 	}
-	for i := range 6 {
+	for i := range 12 {
 		check(fmt.Sprintf("growth %d", i), primary)
 		conv.step()
 	}
 	check("growth", primary)
+
+	// The history shrinks (a step retried with less), then grows again.
+	conv.msgs = conv.msgs[:len(conv.msgs)-5]
+	check("shrunk", primary)
+	conv.step()
+	check("regrown", primary)
 
 	// Compaction: a summary replaces the oldest messages.
 	conv.msgs = append([]llm.Message{llm.UserText("Summary: it was 22 C, six times.")}, conv.msgs[7:]...)

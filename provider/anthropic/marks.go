@@ -57,10 +57,8 @@ func (c *bodyCache) placeMarks(req *llm.Request) {
 		}
 		nsys++
 	})
-	for ti := range c.turns {
-		if c.turnHinted(ti) {
-			ms = c.hintedMarks(ms, ti)
-		}
+	for _, ti := range c.hinted {
+		ms = c.hintedMarks(ms, ti)
 	}
 	if auto := req.Cache; auto != nil {
 		add := func(m mark) {
@@ -134,16 +132,6 @@ func (c *bodyCache) eachSystem(sections []llm.Text, f func(*llm.CacheHint)) {
 			f(b.hint)
 		}
 	}
-}
-
-func (c *bodyCache) turnHinted(ti int) bool {
-	t := c.turns[ti]
-	for i := t.from; i < t.to; i++ {
-		if e := &c.msgs[i]; e.hinted && e.key.role == t.role {
-			return true
-		}
-	}
-	return false
 }
 
 // hintedMarks appends the explicit hints of turn ti, in prompt order.

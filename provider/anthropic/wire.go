@@ -45,18 +45,23 @@ type innerSlot struct {
 // length): requests must not be modified, and whatever edits a message
 // (compaction, elision) gives it new parts.
 type msgKey struct {
-	role  llm.Role
 	parts *llm.Part
 	n     int
-	keep  bool // its reasoning is sent
+	prov  *llm.Provenance // who wrote it decides whether its thinking is sent
+	role  llm.Role
 }
 
-func messageKey(m *llm.Message, provider string) msgKey {
-	k := msgKey{role: m.Role, n: len(m.Parts), keep: keepsReasoning(m, provider)}
+func messageKey(m *llm.Message) msgKey {
+	k := msgKey{n: len(m.Parts), prov: m.Provenance, role: m.Role}
 	if len(m.Parts) > 0 {
 		k.parts = &m.Parts[0]
 	}
 	return k
+}
+
+// is reports whether m is the message k was taken from.
+func (k *msgKey) is(m *llm.Message) bool {
+	return len(m.Parts) == k.n && m.Provenance == k.prov && m.Role == k.role && (k.n == 0 || &m.Parts[0] == k.parts)
 }
 
 // keepsReasoning reports whether m's thinking is replayed: only to the
@@ -67,8 +72,9 @@ func keepsReasoning(m *llm.Message, provider string) bool {
 
 // encodeMessage converts m to content blocks, dropping what the API would
 // reject. A system message's blocks are its text sections.
-func encodeMessage(m *llm.Message, key msgKey) (encMsg, error) {
-	e := encMsg{key: key, sorted: true}
+func encodeMessage(m *llm.Message, provider string) (encMsg, error) {
+	e := encMsg{key: messageKey(m), sorted: true}
+	keep := keepsReasoning(m, provider)
 	switch m.Role {
 	case llm.RoleSystem, llm.RoleUser, llm.RoleAssistant:
 	default:
@@ -88,7 +94,7 @@ func encodeMessage(m *llm.Message, key msgKey) (encMsg, error) {
 		b := encBlock{start: start, cc: -1}
 		var ok bool
 		var err error
-		e.buf, ok, err = appendBlock(e.buf, &b, part, m.Role, key.keep)
+		e.buf, ok, err = appendBlock(e.buf, &b, part, m.Role, keep)
 		if err != nil {
 			return e, err
 		}
