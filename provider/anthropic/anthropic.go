@@ -135,7 +135,7 @@ func (m *Model) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.Chun
 			return
 		}
 		var resp *http.Response
-		err = m.client.Post(ctx, "v1/messages", body, &resp)
+		err = m.client.Post(ctx, "v1/messages", body.reader(), &resp, body.sized())
 		if err != nil {
 			if resp != nil && resp.Body != nil {
 				resp.Body.Close()
@@ -172,7 +172,7 @@ func (m *Model) CountTokens(ctx context.Context, req *llm.Request) (int64, error
 		return 0, err
 	}
 	var res sdk.MessageTokensCount
-	if err := m.client.Post(ctx, "v1/messages/count_tokens", body, &res); err != nil {
+	if err := m.client.Post(ctx, "v1/messages/count_tokens", body.Bytes(), &res); err != nil {
 		return 0, m.mapError(ctx, err)
 	}
 	return res.InputTokens, nil

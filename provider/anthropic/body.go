@@ -65,36 +65,37 @@ type body struct {
 // build returns the Messages API body for req ("stream": true included
 // unless count, which leaves out what count_tokens does not take). c may
 // be a fresh cache.
-func build(c *bodyCache, req *llm.Request, cfg buildConfig, count bool) ([]byte, error) {
+func build(c *bodyCache, req *llm.Request, cfg buildConfig, count bool) (wireBody, error) {
+	var none wireBody
 	if req == nil {
-		return nil, fmt.Errorf("anthropic: nil request")
+		return none, fmt.Errorf("anthropic: nil request")
 	}
 	b := body{c: c, req: req, cfg: cfg, model: req.Model}
 	if b.model == "" {
 		b.model = cfg.model
 	}
 	if b.model == "" {
-		return nil, fmt.Errorf("anthropic: request has no model; set Request.Model or Options.Model (e.g. %q)", "claude-sonnet-4-5")
+		return none, fmt.Errorf("anthropic: request has no model; set Request.Model or Options.Model (e.g. %q)", "claude-sonnet-4-5")
 	}
 	if err := c.encodeTools(req.Tools); err != nil {
-		return nil, err
+		return none, err
 	}
 	if len(req.Tools) == 0 && (req.ToolChoice.Mode == llm.ToolChoiceTool || req.ToolChoice.Mode == llm.ToolChoiceRequired) {
-		return nil, fmt.Errorf("anthropic: tool choice %q needs tools; add the tool to Request.Tools", req.ToolChoice.Mode)
+		return none, fmt.Errorf("anthropic: tool choice %q needs tools; add the tool to Request.Tools", req.ToolChoice.Mode)
 	}
 	c.encodeSystem(req.System)
 	first, err := c.encodeMessages(req.Messages, cfg.provider)
 	if err != nil {
 		c.forget()
-		return nil, err
+		return none, err
 	}
 	c.spanTurns(first)
 	if len(c.turns) == 0 {
-		return nil, fmt.Errorf("anthropic: request has no messages to send; add a user message")
+		return none, fmt.Errorf("anthropic: request has no messages to send; add a user message")
 	}
 	s, err := sampling(req, cfg)
 	if err != nil {
-		return nil, err
+		return none, err
 	}
 	c.placeMarks(req)
 	c.settle()

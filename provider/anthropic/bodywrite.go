@@ -64,9 +64,9 @@ func sampling(req *llm.Request, cfg buildConfig) (settings, error) {
 }
 
 // write assembles the body from the encoded parts and the placed marks.
-func (b *body) write(s settings, count bool) ([]byte, error) {
+func (b *body) write(s settings, count bool) (wireBody, error) {
 	c, req := b.c, b.req
-	size := 256 + len(b.model) + 64*len(c.marks) + len(c.prefix)
+	size := 256 + len(b.model) + 64*len(c.marks)
 	if c.settled < len(c.turns) {
 		for i := c.turns[c.settled].from; i < len(c.msgs); i++ {
 			size += len(c.msgs[i].buf) + 32
@@ -86,7 +86,8 @@ func (b *body) write(s settings, count bool) ([]byte, error) {
 		out = append(out, ',')
 	}
 	out = append(out, `"messages":[`...)
-	out = append(out, c.prefix...)
+	head := out[:len(out):len(out)]
+	out = out[len(out):]
 	for ti := c.settled; ti < len(c.turns); ti++ {
 		if ti > 0 {
 			out = append(out, ',')
@@ -126,7 +127,7 @@ func (b *body) write(s settings, count bool) ([]byte, error) {
 		out = appendExtras(out, req)
 		out = append(out, `,"stream":true`...)
 	}
-	return append(out, '}'), nil
+	return wireBody{head: head, prefix: c.prefix[:len(c.prefix):len(c.prefix)], tail: append(out, '}')}, nil
 }
 
 // appendExtras writes the sampling knobs the SDK has no fields for.

@@ -4,6 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"strconv"
 	"sync"
 	"testing"
@@ -41,7 +44,7 @@ func scratch(t *testing.T, m *Model, req *llm.Request) []byte {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return b
+	return b.Bytes()
 }
 
 // incremental is the body built with m's kept encodings, as Stream does.
@@ -53,7 +56,7 @@ func incremental(t *testing.T, m *Model, req *llm.Request) []byte {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return b
+	return b.Bytes()
 }
 
 func newTestModel(t *testing.T, provider string) *Model {
@@ -210,7 +213,7 @@ func TestIncrementalConcurrent(t *testing.T) {
 				got, err := build(&m.cache, req, m.cfg, false)
 				m.cache.mu.Unlock()
 				want, err2 := build(new(bodyCache), req, m.cfg, false)
-				if err != nil || err2 != nil || string(got) != string(want) {
+				if err != nil || err2 != nil || string(got.Bytes()) != string(want.Bytes()) {
 					t.Errorf("conversation %d: incremental body differs from scratch (%v, %v)", i, err, err2)
 					return
 				}
@@ -247,5 +250,49 @@ func TestIncrementalEncodesOnlyNew(t *testing.T) {
 		if changed := &m.cache.msgs[j].buf[0] != p; changed != (j == 2) {
 			t.Errorf("after elision, message %d re-encoded: %v", j, changed)
 		}
+	}
+}
+
+// The body goes out with its length, not chunked, and can be read again.
+func TestStreamSendsContentLength(t *testing.T) {
+	var got struct {
+		length  int64
+		chunked []string
+		body    int
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		got.length, got.chunked, got.body = r.ContentLength, r.TransferEncoding, len(b)
+		w.Header().Set("Content-Type", "text/event-stream")
+		io.WriteString(w, okStream)
+	}))
+	defer srv.Close()
+	m, err := New(&Options{APIKey: "test", BaseURL: srv.URL, HTTPClient: srv.Client()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	conv := &conversation{msgs: []llm.Message{llm.UserText("go")}}
+	for range 8 {
+		conv.step()
+	}
+	req := &llm.Request{Model: "m", Messages: conv.msgs}
+	for range 2 { // the second request sends the settled prefix as kept
+		if _, err := collect(m.Stream(context.Background(), req)); err != nil {
+			t.Fatal(err)
+		}
+		if got.length <= 0 || got.length != int64(got.body) || len(got.chunked) > 0 {
+			t.Errorf("Content-Length %d, transfer encoding %v, body %d bytes", got.length, got.chunked, got.body)
+		}
+	}
+	if m.cache.settled == 0 {
+		t.Error("nothing settled after two requests of 17 messages")
+	}
+	body, err := build(new(bodyCache), req, m.cfg, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, _ := io.ReadAll(body.reader())
+	if string(again) != string(body.Bytes()) {
+		t.Error("a second reader reads other bytes")
 	}
 }

@@ -45,7 +45,7 @@ func buildParams(req *llm.Request, cfg buildConfig) (sdk.MessageNewParams, error
 	if err != nil {
 		return p, err
 	}
-	if err := p.UnmarshalJSON(withoutStream(body)); err != nil {
+	if err := p.UnmarshalJSON(withoutStream(body.Bytes())); err != nil {
 		return p, fmt.Errorf("anthropic: decode request body: %w", err)
 	}
 	return p, nil
