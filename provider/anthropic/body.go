@@ -17,10 +17,10 @@ import (
 // one conversation: a request that shares nothing with the last one
 // replaces it all.
 type bodyCache struct {
-	mu     sync.Mutex
-	msgs   []encMsg
-	tools  []encTool
-	system []encText
+	mu      sync.Mutex
+	msgs    []encMsg
+	tools   []encTool
+	system  []encText
 	turns   []turnSpan
 	sysMsgs []int // the system messages with text
 	hinted  []int // the turns with an explicit cache hint
