@@ -135,7 +135,11 @@ func (m *Model) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.Chun
 			return
 		}
 		var resp *http.Response
-		err = m.client.Post(ctx, "v1/messages", body.reader(), &resp, body.sized())
+		err = m.client.Post(ctx, "v1/messages", body.Reader(), &resp, option.WithMiddleware(
+			func(r *http.Request, next option.MiddlewareNext) (*http.Response, error) {
+				body.Prepare(r)
+				return next(r)
+			}))
 		if err != nil {
 			if resp != nil && resp.Body != nil {
 				resp.Body.Close()

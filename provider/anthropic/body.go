@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/reinhq/rein/llm"
+	"github.com/reinhq/rein/provider/internal/wirebody"
 )
 
 // bodyCache keeps the encoded messages, tools and system sections of the
@@ -65,8 +66,8 @@ type body struct {
 // build returns the Messages API body for req ("stream": true included
 // unless count, which leaves out what count_tokens does not take). c may
 // be a fresh cache.
-func build(c *bodyCache, req *llm.Request, cfg buildConfig, count bool) (wireBody, error) {
-	var none wireBody
+func build(c *bodyCache, req *llm.Request, cfg buildConfig, count bool) (wirebody.Body, error) {
+	var none wirebody.Body
 	if req == nil {
 		return none, fmt.Errorf("anthropic: nil request")
 	}
@@ -165,7 +166,7 @@ func (c *bodyCache) encodeMessages(msgs []llm.Message, provider string) (int, er
 	}
 	for i := range msgs {
 		m := &msgs[i]
-		if i < len(c.msgs) && c.msgs[i].key.is(m) {
+		if i < len(c.msgs) && c.msgs[i].key.Is(m) {
 			continue
 		}
 		first = min(first, i)

@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/reinhq/rein/llm"
+	"github.com/reinhq/rein/provider/internal/wirebody"
 )
 
 // settings are the request's sampling fields, checked.
@@ -64,7 +65,7 @@ func sampling(req *llm.Request, cfg buildConfig) (settings, error) {
 }
 
 // write assembles the body from the encoded parts and the placed marks.
-func (b *body) write(s settings, count bool) (wireBody, error) {
+func (b *body) write(s settings, count bool) (wirebody.Body, error) {
 	c, req := b.c, b.req
 	size := 256 + len(b.model) + 64*len(c.marks)
 	if c.settled < len(c.turns) {
@@ -127,7 +128,7 @@ func (b *body) write(s settings, count bool) (wireBody, error) {
 		out = appendExtras(out, req)
 		out = append(out, `,"stream":true`...)
 	}
-	return wireBody{head: head, prefix: c.prefix[:len(c.prefix):len(c.prefix)], tail: append(out, '}')}, nil
+	return wirebody.Body{Head: head, Shared: c.prefix[:len(c.prefix):len(c.prefix)], Tail: append(out, '}')}, nil
 }
 
 // appendExtras writes the sampling knobs the SDK has no fields for.
@@ -230,7 +231,7 @@ func (c *bodyCache) appendTurn(out []byte, ti int) []byte {
 	first := true
 	if t.sorted && !c.marked(t.from, t.to) {
 		for mi := t.from; mi < t.to; mi++ {
-			if e := &c.msgs[mi]; e.key.role == t.role && len(e.blocks) > 0 {
+			if e := &c.msgs[mi]; e.key.Role() == t.role && len(e.blocks) > 0 {
 				if !first {
 					out = append(out, ',')
 				}

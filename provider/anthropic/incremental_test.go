@@ -291,7 +291,7 @@ func TestStreamSendsContentLength(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	again, _ := io.ReadAll(body.reader())
+	again, _ := io.ReadAll(body.Reader())
 	if string(again) != string(body.Bytes()) {
 		t.Error("a second reader reads other bytes")
 	}

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/reinhq/rein/llm"
+	"github.com/reinhq/rein/provider/internal/wirebody"
 )
 
 // encMsg is one message in the Messages API's wire form, encoded once: its
@@ -16,7 +17,7 @@ import (
 // can go. Markers are not part of it; they are written when a body is
 // assembled, so a moved breakpoint never re-encodes a message.
 type encMsg struct {
-	key    msgKey
+	key    wirebody.Key
 	buf    []byte
 	blocks []encBlock
 	hinted bool // a block carries an explicit cache hint
@@ -40,30 +41,6 @@ type innerSlot struct {
 	hint *llm.CacheHint
 }
 
-// msgKey identifies a message between requests. A message is taken to be
-// unchanged while its parts slice is the same (same first element, same
-// length): requests must not be modified, and whatever edits a message
-// (compaction, elision) gives it new parts.
-type msgKey struct {
-	parts *llm.Part
-	n     int
-	prov  *llm.Provenance // who wrote it decides whether its thinking is sent
-	role  llm.Role
-}
-
-func messageKey(m *llm.Message) msgKey {
-	k := msgKey{n: len(m.Parts), prov: m.Provenance, role: m.Role}
-	if len(m.Parts) > 0 {
-		k.parts = &m.Parts[0]
-	}
-	return k
-}
-
-// is reports whether m is the message k was taken from.
-func (k *msgKey) is(m *llm.Message) bool {
-	return len(m.Parts) == k.n && m.Provenance == k.prov && m.Role == k.role && (k.n == 0 || &m.Parts[0] == k.parts)
-}
-
 // keepsReasoning reports whether m's thinking is replayed: only to the
 // provider that wrote it.
 func keepsReasoning(m *llm.Message, provider string) bool {
@@ -73,7 +50,7 @@ func keepsReasoning(m *llm.Message, provider string) bool {
 // encodeMessage converts m to content blocks, dropping what the API would
 // reject. A system message's blocks are its text sections.
 func encodeMessage(m *llm.Message, provider string) (encMsg, error) {
-	e := encMsg{key: messageKey(m), sorted: true}
+	e := encMsg{key: wirebody.KeyOf(m), sorted: true}
 	keep := keepsReasoning(m, provider)
 	switch m.Role {
 	case llm.RoleSystem, llm.RoleUser, llm.RoleAssistant:
