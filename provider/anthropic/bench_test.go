@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"strconv"
 	"testing"
 
 	"github.com/reinhq/rein/llm"
@@ -37,7 +38,7 @@ func BenchmarkDecodeAssemble(b *testing.B) {
 
 // BenchmarkBuildBody builds the body of a request 50 tool calls deep with
 // automatic cache breakpoints: from scratch, and as the next step of a
-// conversation whose earlier messages are kept.
+// conversation whose earlier messages are kept (one op is one step).
 func BenchmarkBuildBody(b *testing.B) {
 	req := &llm.Request{
 		Model:  "claude-sonnet-4-5",
@@ -60,14 +61,25 @@ func BenchmarkBuildBody(b *testing.B) {
 		}
 	})
 	b.Run("next_step", func(b *testing.B) {
+		// One exchange more per op, as an agent loop grows its history;
+		// every 100 ops the history starts again from req's.
+		var c *bodyCache
+		step := *req
 		b.ReportAllocs()
-		var c bodyCache
-		settled := req.Messages[:len(req.Messages)-2]
+		i := 0
 		for b.Loop() {
-			// The newest step is new each time; the rest is kept.
-			step := *req
-			step.Messages = append(settled[:len(settled):len(settled)], call("toolu_new", "weather", `{"location":"Oslo"}`), toolResult("toolu_new", "9 C"))
-			if _, err := build(&c, &step, cfg, false); err != nil {
+			if i%100 == 0 {
+				b.StopTimer()
+				c, step.Messages = new(bodyCache), req.Messages[:len(req.Messages):len(req.Messages)]
+				if _, err := build(c, &step, cfg, false); err != nil {
+					b.Fatal(err)
+				}
+				b.StartTimer()
+			}
+			i++
+			id := "toolu_next" + strconv.Itoa(i)
+			step.Messages = append(step.Messages, call(id, "weather", `{"location":"Oslo"}`), toolResult(id, "9 C"))
+			if _, err := build(c, &step, cfg, false); err != nil {
 				b.Fatal(err)
 			}
 		}
