@@ -186,7 +186,11 @@ func (c *config) chatBody(ic *itemCache, req *llm.Request) (wirebody.Body, error
 		}
 		head = append(head, sys...)
 	}
-	items, err := ic.update(req.Messages, func(m *llm.Message) ([]byte, error) { return encodeItems(m, c.appendChatMessage) })
+	var scratch []chatMessage
+	items, err := ic.update(req.Messages, func(w *itemWriter, m *llm.Message) (err error) {
+		scratch, err = encodeItems(w, m, scratch, c.appendChatMessage)
+		return err
+	})
 	if err != nil {
 		return none, err
 	}

@@ -151,9 +151,10 @@ func TestIncrementalConcurrent(t *testing.T) {
 func TestItemCacheEncodesOnlyNew(t *testing.T) {
 	var c itemCache
 	var encoded []string
-	enc := func(m *llm.Message) ([]byte, error) {
+	enc := func(w *itemWriter, m *llm.Message) error {
 		encoded = append(encoded, m.Text())
-		return []byte(strconv.Quote(m.Text())), nil
+		_, err := encodeItems(w, m, nil, func(out []string, m *llm.Message) ([]string, error) { return append(out, m.Text()), nil })
+		return err
 	}
 	msgs := []llm.Message{llm.UserText("a"), llm.UserText("b")}
 	step := func(want ...string) {

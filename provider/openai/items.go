@@ -2,6 +2,7 @@ package openai
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"sync"
 
@@ -23,7 +24,7 @@ type itemCache struct {
 
 // update returns the items of msgs, encoding with enc those not kept from
 // the last request. The slice returned is never written again.
-func (c *itemCache) update(msgs []llm.Message, enc func(*llm.Message) ([]byte, error)) ([]byte, error) {
+func (c *itemCache) update(msgs []llm.Message, enc func(*itemWriter, *llm.Message) error) ([]byte, error) {
 	same := 0
 	for same < len(msgs) && same < len(c.keys) && c.keys[same].Is(&msgs[same]) {
 		same++
@@ -36,42 +37,54 @@ func (c *itemCache) update(msgs []llm.Message, enc func(*llm.Message) ([]byte, e
 		c.items = append([]byte(nil), c.items[:end]...)
 		c.keys, c.ends = c.keys[:same], c.ends[:same]
 	}
-	for i := same; i < len(msgs); i++ {
-		m := &msgs[i]
-		b, err := enc(m)
-		if err != nil {
-			return nil, fmt.Errorf("openai: message %d: %w", i, err)
-		}
-		if len(b) > 0 {
-			if len(c.items) > 0 {
-				c.items = append(c.items, ',')
+	if same < len(msgs) {
+		// Written after the kept bytes, which stay as they are.
+		w := newItemWriter(c.items)
+		for i := same; i < len(msgs); i++ {
+			if err := enc(w, &msgs[i]); err != nil {
+				c.items = w.buf.Bytes()[:len(c.items):len(c.items)]
+				return nil, fmt.Errorf("openai: message %d: %w", i, err)
 			}
-			c.items = append(c.items, b...)
+			c.keys, c.ends = append(c.keys, wirebody.KeyOf(&msgs[i])), append(c.ends, w.buf.Len())
 		}
-		c.keys, c.ends = append(c.keys, wirebody.KeyOf(m)), append(c.ends, len(c.items))
+		c.items = w.buf.Bytes()
 	}
 	return c.items[:len(c.items):len(c.items)], nil
 }
 
-// encodeItems converts one message with conv and encodes its wire items,
-// comma-separated.
-func encodeItems[T any](m *llm.Message, conv func([]T, *llm.Message) ([]T, error)) ([]byte, error) {
-	items, err := conv(nil, m)
-	if err != nil {
-		return nil, err
+// itemWriter appends encoded wire items, comma-separated.
+type itemWriter struct {
+	buf     *bytes.Buffer
+	scratch bytes.Buffer
+	enc     *json.Encoder
+}
+
+func newItemWriter(after []byte) *itemWriter {
+	w := &itemWriter{buf: bytes.NewBuffer(after)}
+	w.enc = json.NewEncoder(&w.scratch)
+	w.enc.SetEscapeHTML(false) // "<" in a prompt stays "<"
+	return w
+}
+
+// encodeItems converts one message with conv, appending to scratch[:0],
+// and writes its wire items; it returns scratch for the next message.
+func encodeItems[T any](w *itemWriter, m *llm.Message, scratch []T, conv func([]T, *llm.Message) ([]T, error)) ([]T, error) {
+	items, err := conv(scratch[:0], m)
+	if err != nil || len(items) == 0 {
+		return items, err
 	}
-	var buf bytes.Buffer
-	for i, it := range items {
-		if i > 0 {
-			buf.WriteByte(',')
-		}
-		b, err := marshal(it)
-		if err != nil {
-			return nil, err
-		}
-		buf.Write(b)
+	// The items are encoded as one array, whose brackets are dropped.
+	w.scratch.Reset()
+	if err := w.enc.Encode(items); err != nil {
+		return items, fmt.Errorf("openai: encode request: %w", err)
 	}
-	return buf.Bytes(), nil
+	b := w.scratch.Bytes()
+	if w.buf.Len() > 0 {
+		w.buf.WriteByte(',')
+	}
+	w.buf.Write(b[1 : len(b)-2]) // without "[" and "]\n"
+	clear(items)                 // keep nothing of this message
+	return items, nil
 }
 
 // assemble makes a body of head, the items, and rest: the request's other

@@ -166,7 +166,11 @@ func (c *config) respBody(ic *itemCache, req *llm.Request) (wirebody.Body, error
 		head = append(append(head, `,"instructions":`...), instr...)
 	}
 	head = append(head, `,"input":[`...)
-	items, err := ic.update(req.Messages, func(m *llm.Message) ([]byte, error) { return encodeItems(m, c.appendRespItems) })
+	var scratch []any
+	items, err := ic.update(req.Messages, func(w *itemWriter, m *llm.Message) (err error) {
+		scratch, err = encodeItems(w, m, scratch, c.appendRespItems)
+		return err
+	})
 	if err != nil {
 		return none, err
 	}
