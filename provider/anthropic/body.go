@@ -35,7 +35,7 @@ type bodyCache struct {
 
 type encTool struct {
 	name, desc string
-	schema     []byte // as given, to recognise the tool next time
+	schema     []byte // a copy of the one given, to recognise the tool next time
 	buf        []byte // up to where its cache_control goes
 }
 
@@ -123,7 +123,7 @@ func (c *bodyCache) encodeTools(specs []llm.ToolSpec) error {
 		} else if schema[0] != '{' || !json.Valid(schema) {
 			return fmt.Errorf("anthropic: tool %q: schema is not a JSON object", ts.Name)
 		}
-		buf := append([]byte(`{"input_schema":`), nil...)
+		buf := []byte(`{"input_schema":`)
 		buf = appendRaw(buf, schema)
 		buf = append(buf, `,"name":`...)
 		buf = appendString(buf, ts.Name)
@@ -131,7 +131,7 @@ func (c *bodyCache) encodeTools(specs []llm.ToolSpec) error {
 			buf = append(buf, `,"description":`...)
 			buf = appendString(buf, ts.Description)
 		}
-		tools = append(tools, encTool{name: ts.Name, desc: ts.Description, schema: ts.Schema, buf: buf})
+		tools = append(tools, encTool{name: ts.Name, desc: ts.Description, schema: bytes.Clone(ts.Schema), buf: buf})
 	}
 	c.tools = tools
 	return nil

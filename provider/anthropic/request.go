@@ -48,6 +48,21 @@ func buildParams(req *llm.Request, cfg buildConfig) (sdk.MessageNewParams, error
 	if err := p.UnmarshalJSON(withoutStream(body.Bytes())); err != nil {
 		return p, fmt.Errorf("anthropic: decode request body: %w", err)
 	}
+	// The sampling knobs the SDK has no fields for ride as extra fields,
+	// which decoding does not keep.
+	extra := map[string]any{}
+	if req.Temperature != nil {
+		extra["temperature"] = *req.Temperature
+	}
+	if req.TopP != nil {
+		extra["top_p"] = *req.TopP
+	}
+	if req.TopK != nil {
+		extra["top_k"] = *req.TopK
+	}
+	if len(extra) > 0 {
+		p.SetExtraFields(extra)
+	}
 	return p, nil
 }
 
