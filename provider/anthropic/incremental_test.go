@@ -128,23 +128,7 @@ func TestIncrementalBodyEqualsScratch(t *testing.T) {
 	check("fallback step", fallback)
 	check("back to primary", primary)
 
-	// Explicit hints on old messages, past the limit, with a 1-hour one.
-	conv.msgs[1] = llm.Message{Role: llm.RoleAssistant, Parts: []llm.Part{&llm.Text{Text: "Noted.", Cache: &llm.CacheHint{TTL: time.Hour}}}}
-	conv.msgs[3] = userText("pinned", &llm.CacheHint{})
-	check("explicit hints", primary)
-	req.Cache = nil
-	check("no automatic breakpoints", primary)
-	req.Cache = &llm.CacheHint{TTL: time.Hour}
-	conv.step()
-	check("1h automatic breakpoints", primary)
-
-	// A system message, merged user turns, and a result after text.
-	conv.msgs = append(conv.msgs, llm.Message{Role: llm.RoleSystem, Parts: []llm.Part{&llm.Text{Text: "Extra context.", Cache: &llm.CacheHint{}}}},
-		llm.UserText("And also:"),
-		llm.Message{Role: llm.RoleUser, Parts: []llm.Part{&llm.Text{Text: "hurry"}, &llm.ToolResult{CallID: "toolu_x", Parts: []llm.Part{&llm.Text{Text: "late", Cache: &llm.CacheHint{}}}}}})
-	check("system and merged turns", primary)
-	conv.step()
-	check("after merged turns", primary)
+	hintsAndMerges(conv, req, func(what string) { check(what, primary) })
 
 	// A new conversation replaces the kept one.
 	conv = &conversation{msgs: []llm.Message{llm.UserText("Something else.")}}
@@ -152,6 +136,26 @@ func TestIncrementalBodyEqualsScratch(t *testing.T) {
 	if n := len(primary.cache.msgs); n != 1 {
 		t.Errorf("kept %d messages after a new conversation, want 1", n)
 	}
+}
+
+// hintsAndMerges checks explicit hints on old messages (past the limit,
+// with a 1-hour one), automatic breakpoints off and at 1 hour, a system
+// message, merged user turns, and a tool result after text.
+func hintsAndMerges(conv *conversation, req *llm.Request, check func(string)) {
+	conv.msgs[1] = llm.Message{Role: llm.RoleAssistant, Parts: []llm.Part{&llm.Text{Text: "Noted.", Cache: &llm.CacheHint{TTL: time.Hour}}}}
+	conv.msgs[3] = userText("pinned", &llm.CacheHint{})
+	check("explicit hints")
+	req.Cache = nil
+	check("no automatic breakpoints")
+	req.Cache = &llm.CacheHint{TTL: time.Hour}
+	conv.step()
+	check("1h automatic breakpoints")
+	conv.msgs = append(conv.msgs, llm.Message{Role: llm.RoleSystem, Parts: []llm.Part{&llm.Text{Text: "Extra context.", Cache: &llm.CacheHint{}}}},
+		llm.UserText("And also:"),
+		llm.Message{Role: llm.RoleUser, Parts: []llm.Part{&llm.Text{Text: "hurry"}, &llm.ToolResult{CallID: "toolu_x", Parts: []llm.Part{&llm.Text{Text: "late", Cache: &llm.CacheHint{}}}}}})
+	check("system and merged turns")
+	conv.step()
+	check("after merged turns")
 }
 
 func prettyJSON(t *testing.T, b []byte) []byte {

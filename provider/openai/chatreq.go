@@ -170,21 +170,9 @@ func (c *config) chatBody(ic *itemCache, req *llm.Request) (wirebody.Body, error
 		}
 	}
 
-	head, err := marshal(req.Model)
+	head, err := c.chatHead(req)
 	if err != nil {
 		return none, err
-	}
-	head = append(append([]byte(`{"model":`), head...), `,"messages":[`...)
-	if len(req.System) > 0 {
-		role := "system"
-		if c.compat.DeveloperRole {
-			role = "developer"
-		}
-		sys, err := marshal(chatMessage{Role: role, Content: joinSystem(req.System)})
-		if err != nil {
-			return none, err
-		}
-		head = append(head, sys...)
 	}
 	var scratch []chatMessage
 	items, err := ic.update(req.Messages, func(w *itemWriter, m *llm.Message) (err error) {
@@ -195,6 +183,28 @@ func (c *config) chatBody(ic *itemCache, req *llm.Request) (wirebody.Body, error
 		return none, err
 	}
 	return assemble(head, items, len(req.System) > 0, out)
+}
+
+// chatHead returns the body up to the conversation's messages: the model
+// and the system message.
+func (c *config) chatHead(req *llm.Request) ([]byte, error) {
+	model, err := marshal(req.Model)
+	if err != nil {
+		return nil, err
+	}
+	head := append(append([]byte(`{"model":`), model...), `,"messages":[`...)
+	if len(req.System) > 0 {
+		role := "system"
+		if c.compat.DeveloperRole {
+			role = "developer"
+		}
+		sys, err := marshal(chatMessage{Role: role, Content: joinSystem(req.System)})
+		if err != nil {
+			return nil, err
+		}
+		head = append(head, sys...)
+	}
+	return head, nil
 }
 
 // marshal encodes without HTML escaping, so "<" in a prompt stays "<".
