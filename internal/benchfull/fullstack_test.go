@@ -41,7 +41,7 @@ func script(n int) []llmtest.Entry {
 }
 
 // run is one turn of n steps through the agent and the real adapter.
-func run(b *testing.B, srv *llmtest.CannedServer, n int) {
+func run(b testing.TB, srv *llmtest.CannedServer, n int) {
 	m, err := anthropic.New(&anthropic.Options{APIKey: "test", BaseURL: srv.URL, HTTPClient: srv.Client()})
 	if err != nil {
 		b.Fatal(err)
@@ -56,6 +56,22 @@ func run(b *testing.B, srv *llmtest.CannedServer, n int) {
 	res, err := a.Run(context.Background(), &agent.RunRequest{Prompt: "Run the tool until told to stop."})
 	if err != nil || res.Reason != session.EndCompleted {
 		b.Fatalf("run ended %v: %v", res.Reason, err)
+	}
+}
+
+// The benchmark's loop runs to the end, one request per step, each body
+// longer than the last.
+func TestFullStackLoop(t *testing.T) {
+	srv := canned(t, 5)
+	run(t, srv, 5)
+	lengths := srv.Lengths()
+	if len(lengths) != 5 {
+		t.Fatalf("%d requests, want 5", len(lengths))
+	}
+	for i := 1; i < len(lengths); i++ {
+		if lengths[i] <= lengths[i-1] {
+			t.Errorf("body %d is %d bytes, not longer than the one before (%d)", i, lengths[i], lengths[i-1])
+		}
 	}
 }
 
@@ -86,7 +102,7 @@ func BenchmarkFullStack(b *testing.B) {
 	}
 }
 
-func canned(b *testing.B, n int) *llmtest.CannedServer {
+func canned(b testing.TB, n int) *llmtest.CannedServer {
 	srv, err := llmtest.NewCannedServer(b, model, script(n)...)
 	if err != nil {
 		b.Fatal(err)
