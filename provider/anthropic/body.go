@@ -105,54 +105,72 @@ func build(c *bodyCache, req *llm.Request, cfg buildConfig, count bool) (wirebod
 
 // encodeTools encodes the tools that changed since the last request.
 func (c *bodyCache) encodeTools(specs []llm.ToolSpec) error {
-	tools := c.tools[:0:0]
+	if len(c.tools) > len(specs) {
+		clear(c.tools[len(specs):])
+		c.tools = c.tools[:len(specs)]
+	}
 	for i := range specs {
 		ts := &specs[i]
+		if i < len(c.tools) && c.tools[i].name == ts.Name && c.tools[i].desc == ts.Description && bytes.Equal(c.tools[i].schema, ts.Schema) {
+			continue
+		}
+		t, err := encodeTool(i, ts)
+		if err != nil {
+			c.tools = c.tools[:min(i, len(c.tools))]
+			return err
+		}
 		if i < len(c.tools) {
-			if t := c.tools[i]; t.name == ts.Name && t.desc == ts.Description && bytes.Equal(t.schema, ts.Schema) {
-				tools = append(tools, t)
-				continue
-			}
+			c.tools[i] = t
+		} else {
+			c.tools = append(c.tools, t)
 		}
-		if ts.Name == "" {
-			return fmt.Errorf("anthropic: tool %d has no name", i)
-		}
-		schema := bytes.TrimSpace(ts.Schema)
-		if len(schema) == 0 || string(schema) == "null" {
-			schema = []byte(`{"type":"object","properties":{}}`)
-		} else if schema[0] != '{' || !json.Valid(schema) {
-			return fmt.Errorf("anthropic: tool %q: schema is not a JSON object", ts.Name)
-		}
-		buf := []byte(`{"input_schema":`)
-		buf = appendRaw(buf, schema)
-		buf = append(buf, `,"name":`...)
-		buf = appendString(buf, ts.Name)
-		if ts.Description != "" {
-			buf = append(buf, `,"description":`...)
-			buf = appendString(buf, ts.Description)
-		}
-		tools = append(tools, encTool{name: ts.Name, desc: ts.Description, schema: bytes.Clone(ts.Schema), buf: buf})
 	}
-	c.tools = tools
 	return nil
+}
+
+func encodeTool(i int, ts *llm.ToolSpec) (encTool, error) {
+	if ts.Name == "" {
+		return encTool{}, fmt.Errorf("anthropic: tool %d has no name", i)
+	}
+	schema := bytes.TrimSpace(ts.Schema)
+	if len(schema) == 0 || string(schema) == "null" {
+		schema = []byte(`{"type":"object","properties":{}}`)
+	} else if schema[0] != '{' || !json.Valid(schema) {
+		return encTool{}, fmt.Errorf("anthropic: tool %q: schema is not a JSON object", ts.Name)
+	}
+	buf := []byte(`{"input_schema":`)
+	buf = appendRaw(buf, schema)
+	buf = append(buf, `,"name":`...)
+	buf = appendString(buf, ts.Name)
+	if ts.Description != "" {
+		buf = append(buf, `,"description":`...)
+		buf = appendString(buf, ts.Description)
+	}
+	return encTool{name: ts.Name, desc: ts.Description, schema: bytes.Clone(ts.Schema), buf: buf}, nil
 }
 
 // encodeSystem encodes the system sections that changed.
 func (c *bodyCache) encodeSystem(sections []llm.Text) {
-	out := c.system[:0:0]
+	k := 0
 	for i := range sections {
 		t := sections[i].Text
 		if t == "" {
 			continue
 		}
-		if k := len(out); k < len(c.system) && c.system[k].text == t {
-			out = append(out, c.system[k])
+		if k < len(c.system) && c.system[k].text == t {
+			k++
 			continue
 		}
 		buf, cc := appendText(nil, t)
-		out = append(out, encText{text: t, buf: buf, cc: cc})
+		if e := (encText{text: t, buf: buf, cc: cc}); k < len(c.system) {
+			c.system[k] = e
+		} else {
+			c.system = append(c.system, e)
+		}
+		k++
 	}
-	c.system = out
+	clear(c.system[k:])
+	c.system = c.system[:k]
 }
 
 // encodeMessages keeps the encoding of each message that is the same as

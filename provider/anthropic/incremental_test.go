@@ -117,6 +117,10 @@ func TestIncrementalBodyEqualsScratch(t *testing.T) {
 	check("tool added", primary)
 	req.Tools[1].Description = "Forecast, 7 days"
 	check("tool edited", primary)
+	req.Tools = req.Tools[:2]
+	check("tool removed", primary)
+	req.System = req.System[1:]
+	check("system section removed", primary)
 
 	req.Model = "claude-opus-4-1"
 	check("model switch", primary)

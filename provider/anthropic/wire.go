@@ -57,6 +57,8 @@ func encodeMessage(m *llm.Message, provider string) (encMsg, error) {
 	default:
 		return e, fmt.Errorf("has role %q; use user, assistant or system", m.Role)
 	}
+	e.buf = make([]byte, 0, sizeHint(m.Parts))
+	e.blocks = make([]encBlock, 0, len(m.Parts))
 	for _, part := range m.Parts {
 		if m.Role == llm.RoleSystem {
 			if t, ok := part.(*llm.Text); !ok || t.Text == "" {
@@ -89,6 +91,26 @@ func encodeMessage(m *llm.Message, provider string) (encMsg, error) {
 		e.blocks = append(e.blocks, b)
 	}
 	return e, nil
+}
+
+// sizeHint guesses the encoded size of parts, so that a message's buffer
+// is allocated once in the common case.
+func sizeHint(parts []llm.Part) int {
+	n := 0
+	for _, p := range parts {
+		n += 64
+		switch x := p.(type) {
+		case *llm.Text:
+			n += len(x.Text) + len(x.Text)/8
+		case *llm.ToolCall:
+			n += len(x.ID) + len(x.Name) + len(x.Args)
+		case *llm.Reasoning:
+			n += len(x.Text) + len(x.Signature) + len(x.Redacted)
+		case *llm.ToolResult:
+			n += len(x.CallID) + sizeHint(x.Parts)
+		}
+	}
+	return n
 }
 
 // appendBlock appends part as a content block; ok is false for a part that
