@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/reinhq/rein/llm"
+	"github.com/reinhq/rein/provider/internal/wirebody"
 )
 
 // bodies is a model under test: its body built from kept encodings, as
@@ -27,12 +28,7 @@ func chatBodies(t *testing.T, o *Options) bodies {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return bodies{"chat " + m.Provider(), func(req *llm.Request) ([]byte, error) {
-		m.items.mu.Lock()
-		defer m.items.mu.Unlock()
-		b, err := m.cfg.chatBody(&m.items, req)
-		return b.Bytes(), err
-	}, m.RequestBody}
+	return bodiesOf("chat "+m.Provider(), &m.items, m.cfg.chatBody)
 }
 
 func respBodies(t *testing.T, o *Options) bodies {
@@ -41,12 +37,20 @@ func respBodies(t *testing.T, o *Options) bodies {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return bodies{"responses " + m.Provider(), func(req *llm.Request) ([]byte, error) {
-		m.items.mu.Lock()
-		defer m.items.mu.Unlock()
-		b, err := m.cfg.respBody(&m.items, req)
+	return bodiesOf("responses "+m.Provider(), &m.items, m.cfg.respBody)
+}
+
+// bodiesOf builds with items, as Stream does, or with nothing kept.
+func bodiesOf(name string, items *itemCache, build func(*itemCache, *llm.Request) (wirebody.Body, error)) bodies {
+	return bodies{name, func(req *llm.Request) ([]byte, error) {
+		items.mu.Lock()
+		defer items.mu.Unlock()
+		b, err := build(items, req)
 		return b.Bytes(), err
-	}, m.RequestBody}
+	}, func(req *llm.Request) ([]byte, error) {
+		b, err := build(new(itemCache), req)
+		return b.Bytes(), err
+	}}
 }
 
 // growth appends one tool step, with reasoning the provider replays.
