@@ -304,3 +304,27 @@ func TestStreamSendsContentLength(t *testing.T) {
 		t.Error("a second reader reads other bytes")
 	}
 }
+
+// A request that fails on a message leaves what was kept usable.
+func TestIncrementalAfterAFailedMessage(t *testing.T) {
+	m := newTestModel(t, "anthropic")
+	conv := &conversation{msgs: []llm.Message{llm.UserText("go")}}
+	for range 6 {
+		conv.step()
+	}
+	bad := append(conv.msgs[:len(conv.msgs):len(conv.msgs)], llm.Message{Role: llm.RoleUser, Parts: []llm.Part{&llm.ToolCall{ID: "x", Name: "y"}}})
+	req := &llm.Request{Model: "m", Cache: &llm.CacheHint{}, Messages: conv.msgs}
+	incremental(t, m, req)
+	req.Messages = bad
+	m.cache.mu.Lock()
+	_, err := build(&m.cache, req, m.cfg, false)
+	m.cache.mu.Unlock()
+	if err == nil {
+		t.Fatal("a tool call in a user message was accepted")
+	}
+	conv.step()
+	req.Messages = conv.msgs
+	if diff := cmp.Diff(string(scratch(t, m, req)), string(incremental(t, m, req))); diff != "" {
+		t.Errorf("after a failed request (-scratch +incremental):\n%s", diff)
+	}
+}

@@ -191,3 +191,24 @@ func TestItemCacheEncodesOnlyNew(t *testing.T) {
 	msgs = msgs[:1]
 	step()
 }
+
+// A request that fails on a message leaves what was kept usable.
+func TestIncrementalAfterAFailedMessage(t *testing.T) {
+	for _, b := range []bodies{chatBodies(t, &Options{APIKey: "sk-test", BaseURL: "http://127.0.0.1:1/v1"}), respBodies(t, &Options{APIKey: "sk-test", BaseURL: "http://127.0.0.1:1/v1"})} {
+		msgs := growth([]llm.Message{llm.UserText("go")}, 1)
+		bad := append(msgs[:len(msgs):len(msgs)], llm.UserText("fine"), llm.Message{Role: llm.RoleUser, Parts: []llm.Part{&llm.ToolCall{ID: "x", Name: "y"}}})
+		if _, err := b.incremental(&llm.Request{Model: "gpt-5", Messages: bad}); err == nil {
+			t.Fatalf("%s: a tool call in a user message was accepted", b.name)
+		}
+		good := append(bad[:len(bad)-1:len(bad)-1], llm.UserText("also fine"))
+		req := &llm.Request{Model: "gpt-5", Messages: good}
+		got, err := b.incremental(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, _ := b.scratch(req)
+		if diff := cmp.Diff(string(want), string(got)); diff != "" {
+			t.Errorf("%s: after a failed request (-scratch +incremental):\n%s", b.name, diff)
+		}
+	}
+}

@@ -42,7 +42,12 @@ func (c *itemCache) update(msgs []llm.Message, enc func(*itemWriter, *llm.Messag
 		w := newItemWriter(c.items)
 		for i := same; i < len(msgs); i++ {
 			if err := enc(w, &msgs[i]); err != nil {
-				c.items = w.buf.Bytes()[:len(c.items):len(c.items)]
+				// Keep the messages before it, without its partial items.
+				end := 0
+				if len(c.ends) > 0 {
+					end = c.ends[len(c.ends)-1]
+				}
+				c.items = w.buf.Bytes()[:end]
 				return nil, fmt.Errorf("openai: message %d: %w", i, err)
 			}
 			c.keys, c.ends = append(c.keys, wirebody.KeyOf(&msgs[i])), append(c.ends, w.buf.Len())
