@@ -55,12 +55,9 @@ type turnSpan struct {
 
 // body is one request's body under construction.
 type body struct {
-	c      *bodyCache
-	req    *llm.Request
-	cfg    buildConfig
-	model  string
-	tools  []encTool
-	system []encText
+	c     *bodyCache
+	req   *llm.Request
+	model string
 }
 
 // build returns the Messages API body for req ("stream": true included
@@ -71,7 +68,7 @@ func build(c *bodyCache, req *llm.Request, cfg buildConfig, count bool) (wirebod
 	if req == nil {
 		return none, fmt.Errorf("anthropic: nil request")
 	}
-	b := body{c: c, req: req, cfg: cfg, model: req.Model}
+	b := body{c: c, req: req, model: req.Model}
 	if b.model == "" {
 		b.model = cfg.model
 	}
