@@ -16,6 +16,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/auth"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/reinhq/rein/hook"
@@ -55,7 +56,7 @@ type Manager struct {
 	namesMu  sync.Mutex
 	names    map[string]*server // rein tool name → the server that gave it
 	oauthMu  sync.Mutex
-	oauthFor map[string]*oauthState
+	oauthFor map[string]auth.OAuthHandler
 }
 
 // BootstrapError lists the servers that failed to start. The Manager
@@ -92,7 +93,7 @@ func (e *BootstrapError) Unwrap() []error {
 // configuration but opens no connection (unless Eager is set, which starts
 // the bootstrap in the background).
 func New(opts *Options) (*Manager, error) {
-	m := &Manager{byName: map[string]*server{}, auth: map[string]map[string]http.Header{}, names: map[string]*server{}, oauthFor: map[string]*oauthState{}}
+	m := &Manager{byName: map[string]*server{}, auth: map[string]map[string]http.Header{}, names: map[string]*server{}, oauthFor: map[string]auth.OAuthHandler{}}
 	if opts != nil {
 		m.opts = *opts
 	}

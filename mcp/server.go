@@ -269,13 +269,12 @@ func (s *server) connect(ctx context.Context) (*sdk.ClientSession, int, connInfo
 // connectError says why a connection failed, with the last line a stdio
 // server wrote to stderr, which usually names the problem.
 func (s *server) connectError(err error) error {
-	msg := fmt.Sprintf("mcp: server %q: connect: %v", s.cfg.Name, err)
 	if s.stderr != nil {
 		if line := s.stderr.lastLine(); line != "" {
-			msg += "; its stderr says: " + line
+			return fmt.Errorf("mcp: server %q: connect: %w; its stderr says: %s", s.cfg.Name, err, line)
 		}
 	}
-	return errors.New(msg)
+	return fmt.Errorf("mcp: server %q: connect: %w", s.cfg.Name, err)
 }
 
 func listTools(ctx context.Context, cs *sdk.ClientSession) ([]ToolInfo, error) {

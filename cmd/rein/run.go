@@ -266,7 +266,7 @@ func (a *app) build(ctx context.Context, f *agentFlags, ask tool.Approver, inter
 	// built-in ones, their instructions the system prompt, their auth
 	// checks every run.
 	s.mcpLog = new(mcpLog)
-	mgr, err := a.mcpTools(ctx, f.mcp, a.stderr, s.mcpLog.add)
+	mgr, err := a.mcpTools(ctx, s.root, f.mcp, a.stderr, s.mcpLog.add)
 	if err != nil {
 		return nil, err
 	}
