@@ -160,6 +160,16 @@ type Options struct {
 	// the Manager waits for the browser's redirect as Login does. When
 	// nil, such a server fails with ErrLoginRequired until Login.
 	OpenAuthURL func(ctx context.Context, server, authURL string) error
+	// Elicit, when set, answers servers' requests for input from the
+	// person using the host (form and URL modes); without it rein tells
+	// servers it cannot elicit.
+	Elicit ElicitFunc
+	// Sampling, when set, lets servers ask the host's model for
+	// completions, each approved first.
+	Sampling *SamplingOptions
+	// Roots are the directories servers are told they may work in (see
+	// DirRoot); Manager.SetRoots changes them.
+	Roots []Root
 	// ClientName and ClientVersion identify rein to servers; zero means
 	// "rein" and "dev".
 	ClientName, ClientVersion string

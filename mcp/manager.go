@@ -56,6 +56,8 @@ type Manager struct {
 	namesMu  sync.Mutex
 	names    map[string]*server // rein tool name → the server that gave it
 	oauthMu  sync.Mutex
+	rootsMu  sync.Mutex
+	roots    []Root
 	oauthFor map[string]auth.OAuthHandler
 }
 
@@ -102,6 +104,12 @@ func New(opts *Options) (*Manager, error) {
 		m.log = slog.New(slog.DiscardHandler)
 	}
 	m.lookup = m.opts.LookupEnv
+	if err := m.SetRoots(m.opts.Roots); err != nil {
+		return nil, err
+	}
+	if sp := m.opts.Sampling; sp != nil && sp.Model == nil {
+		return nil, fmt.Errorf("%w: Options.Sampling needs a Model", ErrConfig)
+	}
 	m.grace = m.opts.ShutdownGrace
 	if m.grace <= 0 {
 		m.grace = 2 * time.Second

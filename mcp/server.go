@@ -38,6 +38,7 @@ type server struct {
 
 	mu         sync.Mutex
 	cs         *sdk.ClientSession
+	client     *sdk.Client // of the live connection, for roots changes
 	pid        int
 	state      string
 	lastErr    error
@@ -173,7 +174,7 @@ func (s *server) ensure(ctx context.Context) (*sdk.ClientSession, error) {
 			return nil, err
 		}
 		reconnect := s.everUp
-		s.cs, s.pid = cs, pid
+		s.cs, s.pid, s.client = cs, pid, info.client
 		s.failures, s.lastErr = 0, nil
 		s.everUp, s.lazyFirst = true, false
 		s.state = StateConnected
@@ -187,6 +188,9 @@ func (s *server) ensure(ctx context.Context) (*sdk.ClientSession, error) {
 		s.mu.Unlock()
 
 		go s.watch(cs)
+		if now := s.m.Roots(); !slices.Equal(now, info.roots) {
+			changeRoots(info.client, info.roots, now) // SetRoots ran while connecting
+		}
 		if !slices.Equal(old, names) {
 			s.m.toolsChanged()
 			if reconnect || lazy {
@@ -202,6 +206,8 @@ func (s *server) ensure(ctx context.Context) (*sdk.ClientSession, error) {
 type connInfo struct {
 	protocol, instructions string
 	tools                  []ToolInfo
+	client                 *sdk.Client
+	roots                  []Root // the roots the client started with
 }
 
 // connect opens a connection and lists the tools, within the connect
@@ -223,13 +229,9 @@ func (s *server) connect(ctx context.Context) (*sdk.ClientSession, int, connInfo
 		stopAll()
 		return nil, 0, info, fmt.Errorf("mcp: server %q: %w", s.cfg.Name, err)
 	}
-	client := sdk.NewClient(&sdk.Implementation{Name: s.m.clientName, Version: s.m.clientVersion}, &sdk.ClientOptions{
-		Logger: s.m.log,
-		ToolListChangedHandler: func(context.Context, *sdk.ToolListChangedRequest) {
-			s.m.refreshLater(s)
-		},
-		Capabilities: &sdk.ClientCapabilities{},
-	})
+	info.roots = s.m.Roots()
+	client := s.newClient(info.roots)
+	info.client = client
 	// The transport connects on live so its streams outlive the handshake;
 	// the handshake's bound cancels live when it runs out.
 	bound := context.AfterFunc(hctx, func() {
@@ -264,6 +266,30 @@ func (s *server) connect(ctx context.Context) (*sdk.ClientSession, int, connInfo
 		return nil, 0, info, fmt.Errorf("mcp: server %q: listing tools: %w", s.cfg.Name, err)
 	}
 	return cs, pid, info, nil
+}
+
+// newClient makes the SDK client of one connection, offering what the
+// host provides: elicitation, sampling, roots.
+func (s *server) newClient(roots []Root) *sdk.Client {
+	caps := &sdk.ClientCapabilities{RootsV2: &sdk.RootCapabilities{ListChanged: true}}
+	opts := &sdk.ClientOptions{
+		Logger: s.m.log,
+		ToolListChangedHandler: func(context.Context, *sdk.ToolListChangedRequest) {
+			s.m.refreshLater(s)
+		},
+		Capabilities: caps,
+	}
+	if s.m.opts.Elicit != nil {
+		caps.Elicitation = &sdk.ElicitationCapabilities{Form: &sdk.FormElicitationCapabilities{}, URL: &sdk.URLElicitationCapabilities{}}
+		opts.ElicitationHandler = s.elicit
+	}
+	if s.m.opts.Sampling != nil {
+		caps.Sampling = &sdk.SamplingCapabilities{}
+		opts.CreateMessageHandler = s.sample
+	}
+	c := sdk.NewClient(&sdk.Implementation{Name: s.m.clientName, Version: s.m.clientVersion}, opts)
+	changeRoots(c, nil, roots)
+	return c
 }
 
 // connectError says why a connection failed, with the last line a stdio
@@ -416,7 +442,7 @@ func (s *server) dropped(cs *sdk.ClientSession, err error) {
 		return
 	}
 	pid := s.pid
-	s.cs, s.pid = nil, 0
+	s.cs, s.pid, s.client = nil, 0, nil
 	if s.closed {
 		s.mu.Unlock()
 		return
@@ -484,7 +510,7 @@ func (s *server) close() {
 	}
 	s.closed = true
 	cs, pid := s.cs, s.pid
-	s.cs, s.pid = nil, 0
+	s.cs, s.pid, s.client = nil, 0, nil
 	s.state = StateClosed
 	ch := s.connecting
 	s.mu.Unlock()
