@@ -67,6 +67,9 @@ type ElicitField struct {
 type ElicitResult struct {
 	Action  string
 	Content map[string]any
+	// Reason says why, for the record (such as "no terminal to ask on");
+	// servers are not told.
+	Reason string
 }
 
 // elicit answers one elicitation/create request through Options.Elicit,
@@ -106,7 +109,7 @@ func (s *server) elicit(ctx context.Context, req *sdk.ElicitRequest) (*sdk.Elici
 		s.m.emit(ev)
 		return nil, answerError(err)
 	}
-	ev.Action = res.Action
+	ev.Action, ev.Reason = res.Action, res.Reason
 	s.m.emit(ev)
 	return &sdk.ElicitResult{Action: res.Action, Content: res.Content}, nil
 }
@@ -131,12 +134,12 @@ func checkAnswer(er *ElicitRequest, res *ElicitResult) (*ElicitResult, error) {
 	switch res.Action {
 	case ElicitAccept:
 	case ElicitDecline, ElicitCancel:
-		return &ElicitResult{Action: res.Action}, nil
+		return &ElicitResult{Action: res.Action, Reason: res.Reason}, nil
 	default:
 		return nil, fmt.Errorf("mcp: elicitation action %q: use accept, decline or cancel", res.Action)
 	}
 	if er.Mode != ElicitForm {
-		return &ElicitResult{Action: ElicitAccept}, nil
+		return &ElicitResult{Action: ElicitAccept, Reason: res.Reason}, nil
 	}
 	raw, err := json.Marshal(res.Content)
 	if err != nil {
@@ -154,7 +157,7 @@ func checkAnswer(er *ElicitRequest, res *ElicitResult) (*ElicitResult, error) {
 	if err := json.Unmarshal(fixed, &content); err != nil {
 		return nil, fmt.Errorf("mcp: the form's answer: %w", err)
 	}
-	return &ElicitResult{Action: ElicitAccept, Content: content}, nil
+	return &ElicitResult{Action: ElicitAccept, Content: content, Reason: res.Reason}, nil
 }
 
 // formFields lists a form schema's properties in their written order.

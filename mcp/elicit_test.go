@@ -2,55 +2,17 @@ package mcp_test
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
-	"fmt"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/reinhq/rein/mcp"
+	"github.com/reinhq/rein/mcp/mcptest"
 )
-
-// askingServer has tools that elicit: "form" asks for a name and an age,
-// "url" asks the person to open a page. Each answers with what it got.
-func askingServer() *sdk.Server {
-	srv := sdk.NewServer(&sdk.Implementation{Name: "asking", Version: "1"}, nil)
-	schema := map[string]any{
-		"type": "object",
-		"properties": map[string]any{
-			"name": map[string]any{"type": "string", "title": "Your name"},
-			"age":  map[string]any{"type": "integer", "minimum": 0},
-		},
-		"required": []string{"name"},
-	}
-	// The tools ask the way protocol 2026-07-28 has servers ask: the call's
-	// result carries the request, and the client calls again with the
-	// answer.
-	ask := func(req *sdk.CallToolRequest, p *sdk.ElicitParams) (*sdk.CallToolResult, any, error) {
-		got, ok := req.Params.InputResponses["q"]
-		if !ok {
-			return &sdk.CallToolResult{InputRequests: sdk.InputRequestMap{"q": p}}, nil, nil
-		}
-		res, ok := got.(*sdk.ElicitResult)
-		if !ok {
-			return &sdk.CallToolResult{IsError: true, Content: []sdk.Content{&sdk.TextContent{Text: fmt.Sprintf("elicitation failed: %v", got)}}}, nil, nil
-		}
-		b, _ := json.Marshal(res.Content)
-		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: res.Action + " " + string(b)}}}, nil, nil
-	}
-	sdk.AddTool(srv, &sdk.Tool{Name: "form"}, func(ctx context.Context, req *sdk.CallToolRequest, in struct{}) (*sdk.CallToolResult, any, error) {
-		return ask(req, &sdk.ElicitParams{Mode: "form", Message: "Who are you?", RequestedSchema: schema})
-	})
-	sdk.AddTool(srv, &sdk.Tool{Name: "url"}, func(ctx context.Context, req *sdk.CallToolRequest, in struct{}) (*sdk.CallToolResult, any, error) {
-		return ask(req, &sdk.ElicitParams{Mode: "url", Message: "Sign in", URL: "https://example.com/signin", ElicitationID: "e1"})
-	})
-	return srv
-}
 
 // eventLog keeps the events of one kind.
 type eventLog[T mcp.Event] struct {
@@ -88,14 +50,14 @@ func TestElicitFormAcceptDeclineCancel(t *testing.T) {
 			var asked *mcp.ElicitRequest
 			var events eventLog[*mcp.Elicited]
 			m := newManager(t, &mcp.Options{
-				Servers: []mcp.ServerConfig{{Name: "asking", NewTransport: inProcess(t, askingServer(), nil)}},
+				Servers: []mcp.ServerConfig{{Name: "host", NewTransport: inProcess(t, mcptest.NewHostServer(nil), nil)}},
 				Events:  events.add,
 				Elicit: func(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 					asked = req
 					return tt.answer, nil
 				},
 			})
-			res, err := m.Call(context.Background(), "asking", "form", nil)
+			res, err := m.Call(context.Background(), "host", "form", nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -114,7 +76,7 @@ func TestElicitFormAcceptDeclineCancel(t *testing.T) {
 				t.Errorf("fields (-want +got):\n%s", diff)
 			}
 			evs := events.all()
-			if len(evs) != 1 || evs[0].Action != tt.answer.Action || evs[0].Err != nil || evs[0].Server != "asking" {
+			if len(evs) != 1 || evs[0].Action != tt.answer.Action || evs[0].Err != nil || evs[0].Server != "host" {
 				t.Errorf("Elicited events = %+v, want one with action %s", evs, tt.answer.Action)
 			}
 		})
@@ -126,13 +88,13 @@ func TestElicitFormAcceptDeclineCancel(t *testing.T) {
 func TestElicitAnswerValidated(t *testing.T) {
 	var events eventLog[*mcp.Elicited]
 	m := newManager(t, &mcp.Options{
-		Servers: []mcp.ServerConfig{{Name: "asking", NewTransport: inProcess(t, askingServer(), nil)}},
+		Servers: []mcp.ServerConfig{{Name: "host", NewTransport: inProcess(t, mcptest.NewHostServer(nil), nil)}},
 		Events:  events.add,
 		Elicit: func(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 			return &mcp.ElicitResult{Action: mcp.ElicitAccept, Content: map[string]any{"age": "old"}}, nil // no name, age not a number
 		},
 	})
-	_, err := m.Call(context.Background(), "asking", "form", nil)
+	_, err := m.Call(context.Background(), "host", "form", nil)
 	if err == nil || !strings.Contains(err.Error(), `missing required property "name"`) || strings.Contains(err.Error(), "dropped") {
 		t.Errorf("call with a bad answer = %v, want it to fail naming the missing field", err)
 	}
@@ -145,13 +107,13 @@ func TestElicitAnswerValidated(t *testing.T) {
 func TestElicitURLMode(t *testing.T) {
 	var asked *mcp.ElicitRequest
 	m := newManager(t, &mcp.Options{
-		Servers: []mcp.ServerConfig{{Name: "asking", NewTransport: inProcess(t, askingServer(), nil)}},
+		Servers: []mcp.ServerConfig{{Name: "host", NewTransport: inProcess(t, mcptest.NewHostServer(nil), nil)}},
 		Elicit: func(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 			asked = req
 			return &mcp.ElicitResult{Action: mcp.ElicitAccept}, nil
 		},
 	})
-	res, err := m.Call(context.Background(), "asking", "url", nil)
+	res, err := m.Call(context.Background(), "host", "url", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -166,19 +128,19 @@ func TestElicitURLMode(t *testing.T) {
 // Without a handler, rein does not offer elicitation; a failing handler
 // fails the call (it is not a decline), and the connection stays up.
 func TestElicitUnavailableAndFailing(t *testing.T) {
-	m := newManager(t, &mcp.Options{Servers: []mcp.ServerConfig{{Name: "asking", NewTransport: inProcess(t, askingServer(), nil)}}})
-	_, err := m.Call(context.Background(), "asking", "form", nil)
+	m := newManager(t, &mcp.Options{Servers: []mcp.ServerConfig{{Name: "host", NewTransport: inProcess(t, mcptest.NewHostServer(nil), nil)}}})
+	_, err := m.Call(context.Background(), "host", "form", nil)
 	if err == nil || !strings.Contains(err.Error(), "does not support elicitation") {
 		t.Errorf("elicit without a handler = %v, want a failure saying so", err)
 	}
 	var connects atomic.Int32
 	m = newManager(t, &mcp.Options{
-		Servers: []mcp.ServerConfig{{Name: "asking", NewTransport: inProcess(t, askingServer(), &connects)}},
+		Servers: []mcp.ServerConfig{{Name: "host", NewTransport: inProcess(t, mcptest.NewHostServer(nil), &connects)}},
 		Elicit: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 			return nil, errors.New("the terminal went away")
 		},
 	})
-	_, err = m.Call(context.Background(), "asking", "form", nil)
+	_, err = m.Call(context.Background(), "host", "form", nil)
 	if err == nil || !strings.Contains(err.Error(), "the terminal went away") || strings.Contains(err.Error(), "dropped") {
 		t.Errorf("a failing handler = %v, want the call to fail with its error", err)
 	}

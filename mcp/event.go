@@ -149,6 +149,7 @@ type Elicited struct {
 	Fields   []string // a form's field names
 	URL      string   // a URL-mode request's page
 	Action   string   // ElicitAccept, ElicitDecline or ElicitCancel; empty with Err
+	Reason   string   // the host's reason for the choice, if it gave one
 	Duration time.Duration
 	Err      error // the handler failed or its answer did not match the form
 }

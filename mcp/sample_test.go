@@ -2,63 +2,23 @@ package mcp_test
 
 import (
 	"context"
-	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/reinhq/rein/llm"
 	"github.com/reinhq/rein/llm/llmtest"
 	"github.com/reinhq/rein/mcp"
+	"github.com/reinhq/rein/mcp/mcptest"
 )
-
-// hostServer has tools that ask the host: "summarise" for a completion
-// and "roots" for the roots. rootsChanged receives a value on every
-// notifications/roots/list_changed.
-func hostServer(rootsChanged chan<- struct{}) *sdk.Server {
-	srv := sdk.NewServer(&sdk.Implementation{Name: "host", Version: "1"}, &sdk.ServerOptions{
-		RootsListChangedHandler: func(context.Context, *sdk.RootsListChangedRequest) { rootsChanged <- struct{}{} },
-	})
-	ask := func(req *sdk.CallToolRequest, p sdk.InputRequest, answer func(sdk.InputResponse) string) (*sdk.CallToolResult, any, error) {
-		got, ok := req.Params.InputResponses["q"]
-		if !ok {
-			return &sdk.CallToolResult{InputRequests: sdk.InputRequestMap{"q": p}}, nil, nil
-		}
-		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: answer(got)}}}, nil, nil
-	}
-	sdk.AddTool(srv, &sdk.Tool{Name: "summarise"}, func(ctx context.Context, req *sdk.CallToolRequest, in struct{}) (*sdk.CallToolResult, any, error) {
-		p := &sdk.CreateMessageParams{SystemPrompt: "Be brief.", MaxTokens: 100000, Messages: []*sdk.SamplingMessage{
-			{Role: "user", Content: &sdk.TextContent{Text: "Summarise the logs."}},
-		}}
-		return ask(req, p, func(r sdk.InputResponse) string {
-			res, ok := r.(*sdk.CreateMessageWithToolsResult)
-			if !ok || len(res.Content) != 1 {
-				return fmt.Sprintf("unexpected answer %#v", r)
-			}
-			text, _ := res.Content[0].(*sdk.TextContent)
-			return fmt.Sprintf("%s said %q", res.Model, text.Text)
-		})
-	})
-	sdk.AddTool(srv, &sdk.Tool{Name: "roots"}, func(ctx context.Context, req *sdk.CallToolRequest, in struct{}) (*sdk.CallToolResult, any, error) {
-		return ask(req, &sdk.ListRootsParams{}, func(r sdk.InputResponse) string {
-			var uris []string
-			for _, root := range r.(*sdk.ListRootsResult).Roots {
-				uris = append(uris, root.URI)
-			}
-			return strings.Join(uris, " ")
-		})
-	})
-	return srv
-}
 
 func TestSamplingApproved(t *testing.T) {
 	model := llmtest.NewModel(llmtest.Reply("All quiet.").WithUsage(llm.Usage{Input: 12, Output: 3}))
 	var approved []*mcp.SampleRequest
 	var events eventLog[*mcp.Sampled]
 	m := newManager(t, &mcp.Options{
-		Servers: []mcp.ServerConfig{{Name: "host", NewTransport: inProcess(t, hostServer(nil), nil)}},
+		Servers: []mcp.ServerConfig{{Name: "host", NewTransport: inProcess(t, mcptest.NewHostServer(nil), nil)}},
 		Events:  events.add,
 		Sampling: &mcp.SamplingOptions{Model: model, ModelName: "test-model", MaxTokens: 500,
 			Approve: func(ctx context.Context, req *mcp.SampleRequest) (bool, error) {
@@ -102,7 +62,7 @@ func TestSamplingDenied(t *testing.T) {
 		func(context.Context, *mcp.SampleRequest) (bool, error) { return false, nil },
 	} {
 		m := newManager(t, &mcp.Options{
-			Servers:  []mcp.ServerConfig{{Name: "host", NewTransport: inProcess(t, hostServer(nil), nil)}},
+			Servers:  []mcp.ServerConfig{{Name: "host", NewTransport: inProcess(t, mcptest.NewHostServer(nil), nil)}},
 			Events:   events.add,
 			Sampling: &mcp.SamplingOptions{Model: model, Approve: approve},
 		})
@@ -127,7 +87,7 @@ func TestRootsListAndChange(t *testing.T) {
 		t.Fatal(err)
 	}
 	m := newManager(t, &mcp.Options{
-		Servers: []mcp.ServerConfig{{Name: "host", NewTransport: inProcess(t, hostServer(changed), nil)}},
+		Servers: []mcp.ServerConfig{{Name: "host", NewTransport: inProcess(t, mcptest.NewHostServer(changed), nil)}},
 		Roots:   []mcp.Root{work},
 	})
 	res, err := m.Call(context.Background(), "host", "roots", nil)

@@ -26,26 +26,31 @@ import (
 func init() { extraCommands = append(extraCommands, (*app).mcpCommand) }
 
 // newMCPManager makes the Manager for run, chat and 'rein mcp': tokens
-// under the state dir, diagnostics of failing servers to w. The caller
-// closes it (agent.Options.Closers does), which stops every server process.
-func newMCPManager(servers []mcp.ServerConfig, w io.Writer, events func(mcp.Event)) (*mcp.Manager, error) {
-	m, err := mcp.New(&mcp.Options{Servers: servers, StateDir: stateDir(), ToolCache: filepath.Join(stateDir(), "mcp", "tools"),
-		ClientName: "rein", ClientVersion: versionString(), Events: events})
+// under the state dir, what host offers besides. The caller closes it
+// (agent.Options.Closers does), which stops every server process.
+func newMCPManager(servers []mcp.ServerConfig, host *mcpHost) (*mcp.Manager, error) {
+	opts, err := host.options(servers)
+	if err != nil {
+		return nil, err
+	}
+	opts.StateDir, opts.ToolCache = stateDir(), filepath.Join(stateDir(), "mcp", "tools")
+	opts.ClientName, opts.ClientVersion = "rein", versionString()
+	m, err := mcp.New(opts)
 	if err != nil {
 		return nil, usageErrorf("%v", err)
 	}
 	return m, nil
 }
 
-// mcpTools connects the servers of the config file and flags and returns
-// the Manager (nil without servers). Servers that fail are reported on w
-// and left out; the run goes on with the others.
-func (a *app) mcpTools(ctx context.Context, root string, flags []string, w io.Writer, events func(mcp.Event)) (*mcp.Manager, error) {
-	servers, err := a.allMCPServers(root, flags)
+// mcpTools connects the servers of every source (see allMCPServers) and
+// returns the Manager (nil without servers). Servers that fail are
+// reported on host.out and left out; the run goes on with the others.
+func (a *app) mcpTools(ctx context.Context, host *mcpHost) (*mcp.Manager, error) {
+	servers, err := a.allMCPServers(host.root, host.flags)
 	if err != nil || len(servers) == 0 {
 		return nil, err
 	}
-	m, err := newMCPManager(servers, w, events)
+	m, err := newMCPManager(servers, host)
 	if err != nil {
 		return nil, err
 	}
@@ -55,7 +60,7 @@ func (a *app) mcpTools(ctx context.Context, root string, flags []string, w io.Wr
 			m.Close()
 			return nil, err
 		}
-		fmt.Fprintf(w, "rein: %v\n", err)
+		fmt.Fprintf(host.out, "rein: %v\n", err)
 	}
 	return m, nil
 }
@@ -103,7 +108,7 @@ func (a *app) mcpListCommand() *cobra.Command {
 				fmt.Fprintln(cmd.OutOrStdout(), "No MCP servers. Add [mcp.servers.NAME] to the config file, a .mcp.json to the workspace, or pass --mcp 'NAME=COMMAND ARGS…'.")
 				return nil
 			}
-			m, err := newMCPManager(servers, cmd.ErrOrStderr(), nil)
+			m, err := newMCPManager(servers, &mcpHost{root: root, out: cmd.ErrOrStderr()})
 			if err != nil {
 				return err
 			}
@@ -158,7 +163,7 @@ func (a *app) mcpLoginCommand() *cobra.Command {
 			if servers[i].OAuth == nil {
 				return usageErrorf("MCP server %q is not a streamable-HTTP server; only those use OAuth", args[0])
 			}
-			m, err := newMCPManager(servers[i:i+1], cmd.ErrOrStderr(), nil)
+			m, err := newMCPManager(servers[i:i+1], &mcpHost{root: root, out: cmd.ErrOrStderr()})
 			if err != nil {
 				return err
 			}
@@ -288,6 +293,10 @@ func mcpDetail(ev mcp.Event) json.RawMessage {
 	case *mcp.Disconnected:
 		evErr = e.Err
 	case *mcp.ToolError:
+		evErr = e.Err
+	case *mcp.Elicited:
+		evErr = e.Err
+	case *mcp.Sampled:
 		evErr = e.Err
 	}
 	delete(fields, "Err")

@@ -266,7 +266,11 @@ func (a *app) build(ctx context.Context, f *agentFlags, ask tool.Approver, inter
 	// built-in ones, their instructions the system prompt, their auth
 	// checks every run.
 	s.mcpLog = new(mcpLog)
-	mgr, err := a.mcpTools(ctx, s.root, f.mcp, a.stderr, s.mcpLog.add)
+	host := &mcpHost{root: s.root, flags: f.mcp, out: a.stderr, events: s.mcpLog.add, model: model, modelName: t.model, approve: approver}
+	if e, ok := ask.(elicitor); ok && interactive {
+		host.elicit = e.Elicit
+	}
+	mgr, err := a.mcpTools(ctx, host)
 	if err != nil {
 		return nil, err
 	}
