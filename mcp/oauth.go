@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -52,6 +53,10 @@ type OAuthConfig struct {
 	// those, and registers itself dynamically otherwise.
 	ClientID     string
 	ClientSecret string
+	// PrivateKeyPEM, with the client-credentials grant, authenticates the
+	// client with a signed assertion (private_key_jwt) instead of a
+	// secret: a PEM EC P-256 or RSA private key.
+	PrivateKeyPEM string
 	// ClientMetadataURL is the https URL of a client ID metadata document
 	// describing rein, used as the client id by authorization servers that
 	// support such documents.
@@ -72,8 +77,8 @@ func (c *OAuthConfig) validate(server string) error {
 	switch c.Grant {
 	case "", GrantAuthorizationCode:
 	case GrantClientCredentials:
-		if c.ClientID == "" || c.ClientSecret == "" {
-			return fmt.Errorf("%w: server %q: the client_credentials grant needs a client id and secret", ErrConfig, server)
+		if c.ClientID == "" || (c.ClientSecret == "") == (c.PrivateKeyPEM == "") {
+			return fmt.Errorf("%w: server %q: the client_credentials grant needs a client id and either a secret or a private key", ErrConfig, server)
 		}
 	default:
 		return fmt.Errorf("%w: server %q: OAuth grant %q: use %s or %s", ErrConfig, server, c.Grant, GrantAuthorizationCode, GrantClientCredentials)
@@ -85,11 +90,12 @@ func (c *OAuthConfig) validate(server string) error {
 // handler, made non-interactive unless a login is under way, plus the
 // token file.
 type oauthState struct {
-	m        *Manager
-	server   string
-	inner    *auth.AuthorizationCodeHandler
-	path     string
-	resource string
+	m         *Manager
+	server    string
+	inner     *auth.AuthorizationCodeHandler
+	path      string
+	resource  string
+	discovery *legacyIssuer
 
 	authMu sync.Mutex // one authorization at a time
 	mu     sync.Mutex
@@ -141,6 +147,7 @@ func (st *oauthState) Authorize(ctx context.Context, req *http.Request, resp *ht
 		}
 		return fmt.Errorf("%w (server %q)", ErrLoginRequired, st.server)
 	}
+	st.discovery.reset()
 	if err := st.inner.Authorize(ctx, req, resp); err != nil {
 		return err
 	}
@@ -197,6 +204,14 @@ func (m *Manager) oauthHandler(s *server) (auth.OAuthHandler, error) {
 		return h, nil
 	}
 	c := s.cfg.OAuth
+	if c.Grant == GrantClientCredentials && c.PrivateKeyPEM != "" {
+		h, err := newJWTCredentials(c.ClientID, c.PrivateKeyPEM, s.cfg.HTTPClient)
+		if err != nil {
+			return nil, fmt.Errorf("mcp: server %q: OAuth: %w", s.cfg.Name, err)
+		}
+		m.oauthFor[s.cfg.Name] = h
+		return h, nil
+	}
 	if c.Grant == GrantClientCredentials {
 		h, err := extauth.NewClientCredentialsHandler(&extauth.ClientCredentialsHandlerConfig{
 			Credentials: &oauthex.ClientCredentials{ClientID: c.ClientID, ClientSecretAuth: &oauthex.ClientSecretAuth{ClientSecret: c.ClientSecret}},
@@ -239,9 +254,18 @@ func (m *Manager) newOAuthState(s *server) (*oauthState, error) {
 	if err != nil {
 		return nil, fmt.Errorf("mcp: server %q: URL: %w", s.cfg.Name, err)
 	}
-	st := &oauthState{m: m, server: s.cfg.Name, path: path, resource: resource}
+	u, err := url.Parse(resource)
+	if err != nil {
+		return nil, fmt.Errorf("mcp: server %q: URL: %w", s.cfg.Name, err)
+	}
+	base := http.DefaultTransport
+	if s.cfg.HTTPClient != nil && s.cfg.HTTPClient.Transport != nil {
+		base = s.cfg.HTTPClient.Transport
+	}
+	st := &oauthState{m: m, server: s.cfg.Name, path: path, resource: resource, discovery: &legacyIssuer{base: base, origin: origin(u)}}
 	c := s.cfg.OAuth
 	cfg := &auth.AuthorizationCodeHandlerConfig{
+		Client:              &http.Client{Transport: st.discovery},
 		RedirectURL:         c.redirect(),
 		RequestRefreshToken: true,
 		AuthorizationCodeFetcher: func(ctx context.Context, args *auth.AuthorizationArgs) (*auth.AuthorizationResult, error) {
