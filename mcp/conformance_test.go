@@ -29,9 +29,7 @@ import (
 // conformanceFailures are the client scenarios rein does not pass, and
 // why. The test fails when another scenario fails, and when one of these
 // passes (so the list, and the README's copy of it, stay true).
-var conformanceFailures = map[string]string{
-	"auth/cross-app-access-complete-flow": "cross-app access (enterprise-managed authorization: an identity provider's ID token exchanged for an authorization grant) is not offered",
-}
+var conformanceFailures = map[string]string{}
 
 // conformanceSuite returns the suite's command line (its Node.js first on
 // PATH), skipping the test when it is not installed.
@@ -78,10 +76,10 @@ func runConformance(t *testing.T, client string, clientEnv []string, failures ma
 	env = append(env, clientEnv...)
 	var passed, failed []string
 	for _, sc := range clientScenarios(t, bin, env) {
-		cmd := exec.Command(bin, "client", "--command", client, "--scenario", sc, "--timeout", "20000")
-		cmd.Env = env
-		out, err := cmd.CombinedOutput()
-		ok := err == nil
+		out, ok := runScenario(bin, env, client, sc)
+		if !ok { // sse-retry times reconnections to the millisecond: a loaded machine gets a second try
+			out, ok = runScenario(bin, env, client, sc)
+		}
 		if ok {
 			passed = append(passed, sc)
 		} else {
@@ -90,7 +88,7 @@ func runConformance(t *testing.T, client string, clientEnv []string, failures ma
 		why, expected := failures[sc]
 		switch {
 		case !ok && !expected:
-			t.Errorf("scenario %s failed:\n%s", sc, tail(string(out), 60))
+			t.Errorf("scenario %s failed:\n%s", sc, tail(out, 60))
 		case ok && expected:
 			t.Errorf("scenario %s passes now; take it off the list of failures (%s)", sc, why)
 		case !ok:
@@ -99,6 +97,15 @@ func runConformance(t *testing.T, client string, clientEnv []string, failures ma
 	}
 	t.Logf("conformance: %d passed: %s", len(passed), strings.Join(passed, " "))
 	t.Logf("conformance: %d failed: %s", len(failed), strings.Join(failed, " "))
+}
+
+// runScenario runs one scenario and reports its output and whether it
+// passed.
+func runScenario(bin string, env []string, client, scenario string) (string, bool) {
+	cmd := exec.Command(bin, "client", "--command", client, "--scenario", scenario, "--timeout", "20000")
+	cmd.Env = env
+	out, err := cmd.CombinedOutput()
+	return string(out), err == nil
 }
 
 func tail(s string, lines int) string {
@@ -131,6 +138,11 @@ func conformanceClient(url string) error {
 	l.Close()
 	oauth := &mcp.OAuthConfig{ClientID: sc["client_id"], ClientSecret: sc["client_secret"], RedirectURL: redirect,
 		ClientMetadataURL: "https://conformance-test.local/client-metadata.json"}
+	if strings.HasPrefix(scenario, "auth/cross-app-access") {
+		oauth.Grant = mcp.GrantCrossApp
+		oauth.IdP = &mcp.IdentityProvider{Issuer: sc["idp_issuer"], ClientID: sc["idp_client_id"], TokenEndpoint: sc["idp_token_endpoint"],
+			IDToken: func(context.Context) (string, error) { return sc["idp_id_token"], nil }}
+	}
 	if strings.HasPrefix(scenario, "auth/client-credentials") {
 		oauth.Grant = mcp.GrantClientCredentials
 		oauth.PrivateKeyPEM = sc["private_key_pem"]

@@ -35,6 +35,10 @@ const (
 	// GrantClientCredentials is a service authenticating as itself with a
 	// pre-registered client id and secret; no browser, nothing stored.
 	GrantClientCredentials = "client_credentials"
+	// GrantCrossApp is enterprise-managed authorization: the ID token of
+	// the person's enterprise identity provider (OAuthConfig.IdP) is
+	// exchanged for access, with no browser and no consent screen.
+	GrantCrossApp = "cross_app"
 )
 
 // OAuthConfig enables OAuth for an HTTP server that asks for it (HTTP 401
@@ -64,6 +68,8 @@ type OAuthConfig struct {
 	// RedirectURL must be a loopback http URL with a port (Login listens
 	// on it); empty means DefaultRedirectURL.
 	RedirectURL string
+	// IdP is the identity provider of GrantCrossApp.
+	IdP *IdentityProvider
 }
 
 func (c *OAuthConfig) redirect() string {
@@ -80,8 +86,12 @@ func (c *OAuthConfig) validate(server string) error {
 		if c.ClientID == "" || (c.ClientSecret == "") == (c.PrivateKeyPEM == "") {
 			return fmt.Errorf("%w: server %q: the client_credentials grant needs a client id and either a secret or a private key", ErrConfig, server)
 		}
+	case GrantCrossApp:
+		if c.ClientID == "" || c.IdP == nil || c.IdP.Issuer == "" || c.IdP.ClientID == "" || c.IdP.IDToken == nil {
+			return fmt.Errorf("%w: server %q: the cross_app grant needs a client id and an identity provider with an issuer, a client id and a way to get the ID token", ErrConfig, server)
+		}
 	default:
-		return fmt.Errorf("%w: server %q: OAuth grant %q: use %s or %s", ErrConfig, server, c.Grant, GrantAuthorizationCode, GrantClientCredentials)
+		return fmt.Errorf("%w: server %q: OAuth grant %q: use %s, %s or %s", ErrConfig, server, c.Grant, GrantAuthorizationCode, GrantClientCredentials, GrantCrossApp)
 	}
 	return nil
 }
@@ -204,6 +214,19 @@ func (m *Manager) oauthHandler(s *server) (auth.OAuthHandler, error) {
 		return h, nil
 	}
 	c := s.cfg.OAuth
+	if c.Grant == GrantCrossApp {
+		cred := &oauthex.ClientCredentials{ClientID: c.ClientID}
+		if c.ClientSecret != "" {
+			cred.ClientSecretAuth = &oauthex.ClientSecretAuth{ClientSecret: c.ClientSecret}
+		}
+		hc := s.cfg.HTTPClient
+		if hc == nil {
+			hc = http.DefaultClient
+		}
+		h := &crossApp{idp: c.IdP, client: cred, http: hc}
+		m.oauthFor[s.cfg.Name] = h
+		return h, nil
+	}
 	if c.Grant == GrantClientCredentials && c.PrivateKeyPEM != "" {
 		h, err := newJWTCredentials(c.ClientID, c.PrivateKeyPEM, s.cfg.HTTPClient)
 		if err != nil {
