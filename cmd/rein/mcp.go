@@ -78,7 +78,7 @@ source replaces one of the same name. Their tools are offered to the model as
 mcp_NAME_TOOL. An HTTP server that asks for OAuth uses the token 'rein mcp
 login NAME' saved, whichever source names it.`,
 	}
-	cmd.AddCommand(a.mcpListCommand(), a.mcpLoginCommand())
+	cmd.AddCommand(a.mcpListCommand(), a.mcpLoginCommand(), a.mcpCallCommand())
 	return cmd
 }
 
@@ -230,20 +230,35 @@ func printMCPStatus(w io.Writer, servers []mcp.ServerStatus, asJSON, verbose boo
 	return nil
 }
 
-// openBrowser tries to show u in a browser; failing is fine, the URL is
-// printed too.
+// openBrowser tries to show u in a browser: $BROWSER when set (a command,
+// with %s standing for the URL or the URL appended), else the system's.
+// Failing is fine, the URL is printed too.
 func openBrowser(u string) {
 	var cmd *exec.Cmd
-	switch runtime.GOOS {
-	case "darwin":
-		cmd = exec.Command("open", u)
-	case "windows":
-		cmd = exec.Command("rundll32", "url.dll,FileProtocolHandler", u)
-	default:
-		if os.Getenv("DISPLAY") == "" && os.Getenv("WAYLAND_DISPLAY") == "" {
+	if b, _, _ := strings.Cut(os.Getenv("BROWSER"), string(os.PathListSeparator)); b != "" {
+		words, err := splitWords(b)
+		if err != nil {
 			return
 		}
-		cmd = exec.Command("xdg-open", u)
+		if !slices.ContainsFunc(words, func(w string) bool { return strings.Contains(w, "%s") }) {
+			words = append(words, u)
+		}
+		for i, w := range words {
+			words[i] = strings.ReplaceAll(w, "%s", u)
+		}
+		cmd = exec.Command(words[0], words[1:]...)
+	} else {
+		switch runtime.GOOS {
+		case "darwin":
+			cmd = exec.Command("open", u)
+		case "windows":
+			cmd = exec.Command("rundll32", "url.dll,FileProtocolHandler", u)
+		default:
+			if os.Getenv("DISPLAY") == "" && os.Getenv("WAYLAND_DISPLAY") == "" {
+				return
+			}
+			cmd = exec.Command("xdg-open", u)
+		}
 	}
 	if cmd.Start() == nil {
 		go cmd.Wait()

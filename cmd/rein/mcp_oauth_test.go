@@ -105,8 +105,18 @@ func TestMCPLoginTokenReusedByRun(t *testing.T) {
 	if srv.Issued() != 1 {
 		t.Errorf("tokens issued = %d, want 1: the runs must reuse the saved token", srv.Issued())
 	}
+	// rein mcp call uses it too, without a model.
+	r := e.run(nil, "mcp", "call", "guarded", "secret")
+	if r.code != 0 || strings.TrimSpace(r.stdout) != "the secret" {
+		t.Errorf("mcp call: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	for _, bad := range [][]string{{"mcp", "call", "guarded", "nope"}, {"mcp", "call", "guarded", "secret", "{not json"}, {"mcp", "call", "nobody", "secret"}} {
+		if r := e.run(nil, bad...); r.code != exitUsage {
+			t.Errorf("rein %v: exit %d, want %d\n%s", bad, r.code, exitUsage, r.stderr)
+		}
+	}
 	// rein mcp list sees it connected, as JSON.
-	r := e.run(nil, "mcp", "list", "--json")
+	r = e.run(nil, "mcp", "list", "--json")
 	var rows []struct{ Name, State string }
 	if err := json.Unmarshal([]byte(r.stdout), &rows); err != nil || r.code != 0 {
 		t.Fatalf("mcp list: exit %d, %v\n%s%s", r.code, err, r.stdout, r.stderr)

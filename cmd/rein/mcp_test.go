@@ -149,6 +149,52 @@ host_only = true
 	}
 }
 
+func TestMCPOAuthSettings(t *testing.T) {
+	t.Setenv("REIN_TEST_SECRET", "s3cret")
+	key := filepath.Join(t.TempDir(), "key.pem")
+	if err := os.WriteFile(key, []byte("PEM"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	sc, err := parseMCPFlag("svc=https://example.com/mcp grant=client_credentials client_id=svc private_key_file=" + key)
+	if err != nil || sc.OAuth == nil || sc.OAuth.Grant != mcp.GrantClientCredentials || sc.OAuth.PrivateKeyPEM != "PEM" {
+		t.Errorf("client credentials flag = %+v, %v", sc.OAuth, err)
+	}
+	sc, err = parseMCPFlag("ent=https://example.com/mcp grant=cross_app client_id=c idp_issuer=https://idp idp_client_id=i id_token=${REIN_TEST_SECRET}")
+	if err != nil || sc.OAuth.IdP == nil || sc.OAuth.IdP.Issuer != "https://idp" || sc.OAuth.IdP.IDToken == nil {
+		t.Fatalf("cross-app flag = %+v, %v", sc.OAuth, err)
+	}
+	if tok, _ := sc.OAuth.IdP.IDToken(t.Context()); tok != "s3cret" {
+		t.Errorf("id_token = %q, want the variable's value", tok)
+	}
+	if _, err := parseMCPFlag("x=https://a private_key_file=/nonexistent/key.pem"); err == nil {
+		t.Error("a missing key file was accepted")
+	}
+	path := filepath.Join(t.TempDir(), "config.toml")
+	conf := `
+[mcp.servers.docs]
+url = "https://example.com/mcp"
+[mcp.servers.docs.oauth]
+client_id = "abc"
+client_secret = "${REIN_TEST_SECRET}"
+grant = "client_credentials"
+`
+	if err := os.WriteFile(path, []byte(conf), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := loadMCPConfig(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := mcpServers(cfg, nil, nil)
+	if err != nil || len(got) != 1 || *got[0].OAuth != (mcp.OAuthConfig{Grant: "client_credentials", ClientID: "abc", ClientSecret: "s3cret"}) {
+		t.Errorf("config oauth = %+v, %v", got, err)
+	}
+	bad := &mcpConfig{Servers: map[string]mcpServerConfig{"x": {URL: "https://a", OAuth: map[string]string{"colour": "blue"}}}}
+	if _, err := mcpServers(bad, nil, nil); err == nil || !strings.Contains(err.Error(), "colour") {
+		t.Errorf("an unknown oauth key = %v, want an error naming it", err)
+	}
+}
+
 func TestMCPListEverything(t *testing.T) {
 	if _, err := exec.LookPath("node"); err != nil {
 		t.Skip("node is not installed; install Node.js 18+ to run the MCP reference-server tests")

@@ -60,13 +60,7 @@ type mcpServerConfig struct {
 	HostOnly    bool              `toml:"host_only"`
 	Timeout     string            `toml:"timeout"`      // connect timeout, a Go duration
 	CallTimeout string            `toml:"call_timeout"` // per call, a Go duration
-	OAuth       *struct {
-		Grant             string `toml:"grant"` // authorization_code (default) or client_credentials
-		ClientID          string `toml:"client_id"`
-		ClientSecret      string `toml:"client_secret"` // better: ${VAR}
-		ClientMetadataURL string `toml:"client_metadata_url"`
-		RedirectURL       string `toml:"redirect_url"`
-	} `toml:"oauth"`
+	OAuth       map[string]string `toml:"oauth"`        // see oauthOptions
 }
 
 // registerMCPFlag adds the repeatable --mcp flag to a command's flags.
@@ -116,11 +110,14 @@ func parseMCPFlag(v string) (mcp.ServerConfig, error) {
 			return mcp.ServerConfig{}, usageErrorf("--mcp %q: %v", v, err)
 		}
 	}
+	if sc.SSE && sc.OAuth != nil {
+		return mcp.ServerConfig{}, usageErrorf("--mcp %q: OAuth needs the streamable HTTP transport, not transport=sse", v)
+	}
 	return sc, nil
 }
 
 // urlOptions are the options of a --mcp URL server.
-const urlOptions = "client_id, client_secret, client_metadata_url, grant, redirect_url, transport, header"
+const urlOptions = "transport, header, " + oauthOptions
 
 // urlOption applies one KEY=VALUE option of a --mcp URL server.
 func urlOption(sc *mcp.ServerConfig, w string) error {
@@ -128,27 +125,16 @@ func urlOption(sc *mcp.ServerConfig, w string) error {
 	if !ok || val == "" {
 		return fmt.Errorf("%q: a URL server takes KEY=VALUE options: %s", w, urlOptions)
 	}
-	oauth := func() *mcp.OAuthConfig {
-		if sc.OAuth == nil {
-			sc.OAuth = &mcp.OAuthConfig{}
-		}
-		return sc.OAuth
+	if sc.OAuth == nil {
+		sc.OAuth = &mcp.OAuthConfig{}
+	}
+	if ok, err := oauthOption(sc.OAuth, key, val); ok || err != nil {
+		return err
+	}
+	if *sc.OAuth == (mcp.OAuthConfig{}) {
+		sc.OAuth = nil
 	}
 	switch key {
-	case "client_id":
-		oauth().ClientID = val
-	case "client_secret":
-		secret, err := mcp.Expand(val, nil)
-		if err != nil {
-			return fmt.Errorf("client_secret: %v", err)
-		}
-		oauth().ClientSecret = secret
-	case "redirect_url":
-		oauth().RedirectURL = val
-	case "client_metadata_url":
-		oauth().ClientMetadataURL = val
-	case "grant":
-		oauth().Grant = val
 	case "transport":
 		switch val {
 		case "http", "streamable-http":
@@ -168,9 +154,6 @@ func urlOption(sc *mcp.ServerConfig, w string) error {
 		sc.Headers[strings.TrimSpace(k)] = strings.TrimSpace(hv)
 	default:
 		return fmt.Errorf("unknown option %q: use %s", key, urlOptions)
-	}
-	if sc.SSE && sc.OAuth != nil {
-		return errors.New("OAuth needs the streamable HTTP transport, not sse")
 	}
 	return nil
 }
@@ -262,12 +245,11 @@ func (c *mcpServerConfig) serverConfig(name string) (mcp.ServerConfig, error) {
 		*d.dst = v
 	}
 	if c.OAuth != nil {
-		secret, err := mcp.Expand(c.OAuth.ClientSecret, nil)
+		o, err := oauthTable(name, c.OAuth)
 		if err != nil {
-			return sc, usageErrorf("[mcp.servers.%s] oauth client_secret: %v", name, err)
+			return sc, err
 		}
-		sc.OAuth = &mcp.OAuthConfig{Grant: c.OAuth.Grant, ClientID: c.OAuth.ClientID, ClientSecret: secret,
-			ClientMetadataURL: c.OAuth.ClientMetadataURL, RedirectURL: c.OAuth.RedirectURL}
+		sc.OAuth = o
 	}
 	return sc, nil
 }

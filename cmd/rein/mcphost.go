@@ -28,17 +28,26 @@ type mcpHost struct {
 	approve   tool.Approver
 	// elicit asks the person for input; nil declines every request.
 	elicit mcp.ElicitFunc
+	// openAuth shows an authorization URL to the person, for servers that
+	// need an OAuth login now; nil makes them fail asking for 'rein mcp
+	// login'.
+	openAuth func(ctx context.Context, server, authURL string) error
 }
 
-// elicitor is implemented by approvers that can also ask the person for
-// a server's input (the terminal's does).
-type elicitor interface {
-	Elicit(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error)
+// atTerminal lets servers ask the person at the terminal: for input, and
+// for an OAuth login when they need one.
+func (h *mcpHost) atTerminal(t *ttyApprover) {
+	h.elicit = t.Elicit
+	h.openAuth = func(ctx context.Context, server, u string) error {
+		fmt.Fprintf(t.out, "\nrein: MCP server %s needs you to log in; open:\n\n  %s\n\n", server, u)
+		openBrowser(u)
+		return nil
+	}
 }
 
 // options are the Manager options for h.
 func (h *mcpHost) options(servers []mcp.ServerConfig) (*mcp.Options, error) {
-	opts := &mcp.Options{Servers: servers, Events: h.events, Elicit: h.elicit}
+	opts := &mcp.Options{Servers: servers, Events: h.events, Elicit: h.elicit, OpenAuthURL: h.openAuth}
 	if opts.Elicit == nil {
 		opts.Elicit = declineElicit
 	}

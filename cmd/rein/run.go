@@ -267,8 +267,8 @@ func (a *app) build(ctx context.Context, f *agentFlags, ask tool.Approver, inter
 	// checks every run.
 	s.mcpLog = new(mcpLog)
 	host := &mcpHost{root: s.root, flags: f.mcp, out: a.stderr, events: s.mcpLog.add, model: model, modelName: t.model, approve: approver}
-	if e, ok := ask.(elicitor); ok && interactive {
-		host.elicit = e.Elicit
+	if t, ok := ask.(*ttyApprover); ok && interactive {
+		host.atTerminal(t)
 	}
 	mgr, err := a.mcpTools(ctx, host)
 	if err != nil {
