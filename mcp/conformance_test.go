@@ -17,13 +17,13 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/reinhq/rein/mcp"
+	"github.com/reinhq/rein/mcp/mcptest"
 )
 
 // conformanceFailures are the client scenarios rein does not pass, and
@@ -31,97 +31,13 @@ import (
 // passes (so the list, and the README's copy of it, stay true).
 var conformanceFailures = map[string]string{}
 
-// conformanceSuite returns the suite's command line (its Node.js first on
-// PATH), skipping the test when it is not installed.
-func conformanceSuite(t *testing.T) (bin string, env []string) {
-	t.Helper()
-	dir, err := filepath.Abs(filepath.Join("testdata", "conformance", "node_modules", ".bin"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	bin = filepath.Join(dir, "conformance")
-	if _, err := os.Stat(bin); err != nil {
-		t.Skip("the MCP conformance suite is not installed; run: npm ci --prefix mcp/testdata/conformance")
-	}
-	if _, err := os.Stat(filepath.Join(dir, "node")); err != nil {
-		t.Skip("the suite's Node.js is not installed; run: npm ci --prefix mcp/testdata/conformance")
-	}
-	return bin, append(os.Environ(), "PATH="+dir+string(os.PathListSeparator)+os.Getenv("PATH"))
-}
-
-// clientScenarios lists the suite's client scenarios.
-func clientScenarios(t *testing.T, bin string, env []string) []string {
-	cmd := exec.Command(bin, "list", "--client")
-	cmd.Env = env
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("conformance list: %v", err)
-	}
-	var names []string
-	for _, line := range strings.Split(string(out), "\n") {
-		if name, ok := strings.CutPrefix(strings.TrimSpace(line), "- "); ok {
-			names = append(names, strings.Fields(name)[0])
-		}
-	}
-	if len(names) == 0 {
-		t.Fatalf("conformance list printed no scenarios:\n%s", out)
-	}
-	return names
-}
-
-// runConformance runs every client scenario with client as the command and
-// checks the outcome against failures.
-func runConformance(t *testing.T, client string, clientEnv []string, failures map[string]string) {
-	bin, env := conformanceSuite(t)
-	env = append(env, clientEnv...)
-	var passed, failed []string
-	for _, sc := range clientScenarios(t, bin, env) {
-		out, ok := runScenario(bin, env, client, sc)
-		if !ok { // sse-retry times reconnections to the millisecond: a loaded machine gets a second try
-			out, ok = runScenario(bin, env, client, sc)
-		}
-		if ok {
-			passed = append(passed, sc)
-		} else {
-			failed = append(failed, sc)
-		}
-		why, expected := failures[sc]
-		switch {
-		case !ok && !expected:
-			t.Errorf("scenario %s failed:\n%s", sc, tail(out, 60))
-		case ok && expected:
-			t.Errorf("scenario %s passes now; take it off the list of failures (%s)", sc, why)
-		case !ok:
-			t.Logf("scenario %s fails, as known: %s", sc, why)
-		}
-	}
-	t.Logf("conformance: %d passed: %s", len(passed), strings.Join(passed, " "))
-	t.Logf("conformance: %d failed: %s", len(failed), strings.Join(failed, " "))
-}
-
-// runScenario runs one scenario and reports its output and whether it
-// passed.
-func runScenario(bin string, env []string, client, scenario string) (string, bool) {
-	cmd := exec.Command(bin, "client", "--command", client, "--scenario", scenario, "--timeout", "20000")
-	cmd.Env = env
-	out, err := cmd.CombinedOutput()
-	return string(out), err == nil
-}
-
-func tail(s string, lines int) string {
-	l := strings.Split(s, "\n")
-	if len(l) > lines {
-		l = l[len(l)-lines:]
-	}
-	return strings.Join(l, "\n")
-}
-
 func TestConformanceLibrary(t *testing.T) {
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
-	runConformance(t, exe, []string{"REIN_MCP_CONFORMANCE=library"}, conformanceFailures)
+	mcptest.RunConformance(t, &mcptest.ConformanceRequest{Suite: filepath.Join("testdata", "conformance"), Client: exe,
+		Env: []string{"REIN_MCP_CONFORMANCE=library"}, Failures: conformanceFailures})
 }
 
 // conformanceClient is the test binary as the suite's client: it connects

@@ -205,3 +205,15 @@ func TestOAuthClientCredentials(t *testing.T) {
 		t.Errorf("client credentials without a secret = %v, want ErrConfig", err)
 	}
 }
+
+// A 2025-03-26 server is its own authorization server, and its metadata
+// may name another issuer than its origin: rein logs in all the same.
+func TestOAuthLegacyIssuer(t *testing.T) {
+	srv := mcptest.NewOAuthServer(t, &mcptest.OAuthServerOptions{Legacy: true})
+	m := newManager(t, &mcp.Options{Servers: []mcp.ServerConfig{guardedConfig(t, srv.URL)}, StateDir: t.TempDir()})
+	login(t, m, "guarded")
+	res, err := m.Call(context.Background(), "guarded", "secret", nil)
+	if err != nil || res.TextOf() != "the secret" {
+		t.Fatalf("call = %v, %v", res, err)
+	}
+}

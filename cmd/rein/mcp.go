@@ -156,14 +156,14 @@ func (a *app) mcpLoginCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			i := slices.IndexFunc(servers, func(s mcp.ServerConfig) bool { return s.Name == args[0] })
-			if i < 0 {
-				return usageErrorf("no MCP server named %q; see 'rein mcp list'", args[0])
+			one, err := pickServer(servers, args[0])
+			if err != nil {
+				return err
 			}
-			if servers[i].OAuth == nil {
+			if one[0].OAuth == nil {
 				return usageErrorf("MCP server %q is not a streamable-HTTP server; only those use OAuth", args[0])
 			}
-			m, err := newMCPManager(servers[i:i+1], &mcpHost{root: root, out: cmd.ErrOrStderr()})
+			m, err := newMCPManager(one, &mcpHost{root: root, out: cmd.ErrOrStderr()})
 			if err != nil {
 				return err
 			}
@@ -184,6 +184,15 @@ func (a *app) mcpLoginCommand() *cobra.Command {
 	registerMCPFlag(login.Flags(), &flags)
 	login.Flags().StringVarP(&cwd, "cwd", "C", "", "the workspace whose .mcp.json is read (default the current directory)")
 	return login
+}
+
+// pickServer returns the server named name, alone.
+func pickServer(servers []mcp.ServerConfig, name string) ([]mcp.ServerConfig, error) {
+	i := slices.IndexFunc(servers, func(s mcp.ServerConfig) bool { return s.Name == name })
+	if i < 0 {
+		return nil, usageErrorf("no MCP server named %q; see 'rein mcp list'", name)
+	}
+	return servers[i : i+1], nil
 }
 
 // printMCPStatus prints servers as a table or JSON.

@@ -21,6 +21,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/reinhq/rein/mcp/mcptest"
 )
 
 // cliConformanceFailures are the client scenarios the rein command does
@@ -46,66 +48,12 @@ func init() {
 }
 
 func TestConformanceCLI(t *testing.T) {
-	dir, err := filepath.Abs(filepath.Join("..", "..", "mcp", "testdata", "conformance", "node_modules", ".bin"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	bin := filepath.Join(dir, "conformance")
-	if _, err := os.Stat(bin); err != nil {
-		t.Skip("the MCP conformance suite is not installed; run: npm ci --prefix mcp/testdata/conformance")
-	}
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
-	env := append(os.Environ(), "PATH="+dir+string(os.PathListSeparator)+os.Getenv("PATH"),
-		"REIN_CONFORMANCE_ROLE=cli", "REIN_CONFORMANCE_REIN="+reinBin)
-	list := exec.Command(bin, "list", "--client")
-	list.Env = env
-	out, err := list.Output()
-	if err != nil {
-		t.Fatalf("conformance list: %v", err)
-	}
-	var passed, failed []string
-	for _, line := range strings.Split(string(out), "\n") {
-		name, ok := strings.CutPrefix(strings.TrimSpace(line), "- ")
-		if !ok {
-			continue
-		}
-		sc := strings.Fields(name)[0]
-		res, ok := runCLIScenario(bin, env, exe, sc)
-		if !ok { // sse-retry times reconnections to the millisecond: a loaded machine gets a second try
-			res, ok = runCLIScenario(bin, env, exe, sc)
-		}
-		why, known := cliConformanceFailures[sc]
-		switch {
-		case ok:
-			passed = append(passed, sc)
-			if known {
-				t.Errorf("scenario %s passes now; take it off the list of failures (%s)", sc, why)
-			}
-		case known:
-			failed = append(failed, sc)
-			t.Logf("scenario %s fails, as known: %s", sc, why)
-		default:
-			failed = append(failed, sc)
-			t.Errorf("scenario %s failed:\n%s", sc, lastLines(res, 60))
-		}
-	}
-	t.Logf("conformance (rein command): %d passed: %s", len(passed), strings.Join(passed, " "))
-	t.Logf("conformance (rein command): %d failed: %s", len(failed), strings.Join(failed, " "))
-}
-
-func runCLIScenario(bin string, env []string, client, scenario string) (string, bool) {
-	cmd := exec.Command(bin, "client", "--command", client, "--scenario", scenario, "--timeout", "30000")
-	cmd.Env = env
-	out, err := cmd.CombinedOutput()
-	return string(out), err == nil
-}
-
-func lastLines(s string, n int) string {
-	l := strings.Split(s, "\n")
-	return strings.Join(l[max(0, len(l)-n):], "\n")
+	mcptest.RunConformance(t, &mcptest.ConformanceRequest{Suite: filepath.Join("..", "..", "mcp", "testdata", "conformance"), Client: exe,
+		Env: []string{"REIN_CONFORMANCE_ROLE=cli", "REIN_CONFORMANCE_REIN=" + reinBin}, Failures: cliConformanceFailures})
 }
 
 // cliConformanceClient does a scenario's part with the rein command.

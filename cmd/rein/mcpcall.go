@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"slices"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -44,15 +43,15 @@ or an OAuth login asks you; elsewhere it is declined or told to run
 			if err != nil {
 				return err
 			}
-			i := slices.IndexFunc(servers, func(s mcp.ServerConfig) bool { return s.Name == args[0] })
-			if i < 0 {
-				return usageErrorf("no MCP server named %q; see 'rein mcp list'", args[0])
+			one, err := pickServer(servers, args[0])
+			if err != nil {
+				return err
 			}
 			host := &mcpHost{root: root, out: cmd.ErrOrStderr()}
 			if isTerminal(os.Stdin) {
 				host.atTerminal(&ttyApprover{out: cmd.ErrOrStderr()})
 			}
-			m, err := newMCPManager(servers[i:i+1], host)
+			m, err := newMCPManager(one, host)
 			if err != nil {
 				return err
 			}

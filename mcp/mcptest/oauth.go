@@ -36,6 +36,11 @@ type OAuthServerOptions struct {
 	// challenge; StepUpScope, when set, is what a tool call needs on top:
 	// a token without it gets 403 insufficient_scope naming both.
 	Scope, StepUpScope string
+	// Legacy arranges things as the 2025-03-26 revision did: no
+	// protected-resource metadata, the MCP server's origin is the
+	// authorization server, and its metadata names the issuer
+	// ORIGIN/oauth.
+	Legacy bool
 }
 
 // OAuthServer is an MCP server with one tool, "secret" (it answers "the
@@ -76,12 +81,18 @@ func NewOAuthServer(t testing.TB, opts *OAuthServerOptions) *OAuthServer {
 	mcpHandler := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s }, nil)
 	mux := http.NewServeMux()
 	mux.HandleFunc("/mcp", func(w http.ResponseWriter, r *http.Request) { o.serveMCP(w, r, mcpHandler) })
-	mux.HandleFunc("/.well-known/oauth-protected-resource/mcp", func(w http.ResponseWriter, r *http.Request) {
-		writeJSON(w, map[string]any{"resource": o.URL, "authorization_servers": []string{o.Base}})
-	})
+	if !o.opts.Legacy {
+		mux.HandleFunc("/.well-known/oauth-protected-resource/mcp", func(w http.ResponseWriter, r *http.Request) {
+			writeJSON(w, map[string]any{"resource": o.URL, "authorization_servers": []string{o.Base}})
+		})
+	}
 	mux.HandleFunc("/.well-known/oauth-authorization-server", func(w http.ResponseWriter, r *http.Request) {
+		issuer := o.Base
+		if o.opts.Legacy {
+			issuer += "/oauth"
+		}
 		writeJSON(w, map[string]any{
-			"issuer": o.Base, "authorization_endpoint": o.Base + "/authorize", "token_endpoint": o.Base + "/token",
+			"issuer": issuer, "authorization_endpoint": o.Base + "/authorize", "token_endpoint": o.Base + "/token",
 			"response_types_supported": []string{"code"}, "grant_types_supported": []string{"authorization_code", "refresh_token", "client_credentials"},
 			"code_challenge_methods_supported":      []string{"S256"},
 			"token_endpoint_auth_methods_supported": []string{"none", "client_secret_basic", "client_secret_post"},
@@ -118,6 +129,9 @@ func (o *OAuthServer) serveMCP(w http.ResponseWriter, r *http.Request, next http
 	meta := o.Base + "/.well-known/oauth-protected-resource/mcp"
 	if !ok {
 		challenge := fmt.Sprintf(`Bearer resource_metadata="%s"`, meta)
+		if o.opts.Legacy {
+			challenge = `Bearer realm="mcp"`
+		}
 		if o.opts.Scope != "" {
 			challenge += fmt.Sprintf(`, scope="%s"`, o.opts.Scope)
 		}
