@@ -1,9 +1,7 @@
 package mcp
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -11,14 +9,10 @@ import (
 	"os/exec"
 	"slices"
 	"sort"
-	"strings"
 	"sync"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
-
-	"github.com/reinhq/rein/tool"
 )
 
 // Server states, as reported by Manager.Servers.
@@ -546,179 +540,4 @@ func (s *server) refresh(ctx context.Context) {
 	if !slices.Equal(old, names) {
 		s.m.emit(&ToolsChanged{Server: s.cfg.Name, Tools: names})
 	}
-}
-
-// setToolsLocked installs a tool list, applying the filters, and returns
-// warnings about it.
-func (s *server) setToolsLocked(list []ToolInfo) []string {
-	s.raw = list
-	var warnings []string
-	enabled := s.cfg.Enabled
-	var kept []ToolInfo
-	for _, t := range list {
-		if len(enabled) > 0 && !slices.Contains(enabled, t.Name) {
-			continue
-		}
-		if slices.Contains(s.cfg.Disabled, t.Name) {
-			continue
-		}
-		if s.cfg.Filter != nil && !s.cfg.Filter(t) {
-			continue
-		}
-		kept = append(kept, t)
-	}
-	// Keep the rein names of tools that stay, so a refresh never renames.
-	prev := s.byName
-	s.byName = make(map[string]*Tool, len(kept))
-	s.tools = s.tools[:0:0]
-	given := map[string]bool{}
-	for _, info := range kept {
-		if old := prev[info.Name]; old != nil && !given[old.spec.Name] {
-			given[old.spec.Name] = true
-		}
-	}
-	for _, info := range kept {
-		name := ""
-		if old := prev[info.Name]; old != nil {
-			name = old.spec.Name
-		} else {
-			plain := "mcp_" + sanitize(s.cfg.Name) + "_" + sanitize(info.Name)
-			name = toolName(s.cfg.Name, info.Name, func(n string) bool {
-				return given[n] || s.m.nameTaken(s, n) || (n == plain && s.m.shadowed(s, n))
-			})
-			given[name] = true
-		}
-		spec := tool.Spec{Name: name, Description: info.Description, Schema: info.Schema, Annotations: info.Annotations}
-		if spec.Description == "" {
-			spec.Description = info.Title
-		}
-		t := &Tool{srv: s, info: info, spec: spec}
-		v, err := tool.NewValidator(info.Schema)
-		if err != nil {
-			warnings = append(warnings, fmt.Sprintf("tool %q: schema does not compile (%v); arguments go unchecked", info.Name, err))
-			spec.Schema = json.RawMessage(`{"type":"object"}`)
-			t.spec = spec
-			v, _ = tool.NewValidator(spec.Schema)
-		}
-		t.valid = v
-		s.byName[info.Name] = t
-		s.tools = append(s.tools, t)
-	}
-	s.m.claimNames(s, s.names())
-	s.warn = warnings
-	return warnings
-}
-
-// filterWarningsLocked names enabled tools the server does not have.
-func (s *server) filterWarningsLocked() []string {
-	var w []string
-	for _, n := range s.cfg.Enabled {
-		if !slices.ContainsFunc(s.raw, func(t ToolInfo) bool { return t.Name == n }) {
-			w = append(w, fmt.Sprintf("enabled tool %q is not offered by the server", n))
-		}
-	}
-	return w
-}
-
-// names returns the rein names of the current tools; callers hold mu.
-func (s *server) names() []string {
-	out := make([]string, len(s.tools))
-	for i, t := range s.tools {
-		out[i] = t.spec.Name
-	}
-	return out
-}
-
-// call runs one tool call on the server.
-func (s *server) call(ctx context.Context, remote, name, callID, session string, args json.RawMessage) (*tool.Result, error) {
-	before := ToolBefore{Server: s.cfg.Name, Tool: remote, Name: name, CallID: callID, Session: session}
-	s.m.emit(&before)
-	start := time.Now()
-	res, err := s.callOnce(ctx, remote, session, args)
-	if err != nil {
-		s.m.emit(&ToolError{ToolBefore: before, Duration: time.Since(start), Err: err})
-		return nil, err
-	}
-	s.m.emit(&ToolAfter{ToolBefore: before, Duration: time.Since(start), IsError: res.IsError, OutputBytes: outputBytes(res)})
-	return res, nil
-}
-
-func (s *server) callOnce(ctx context.Context, remote, session string, args json.RawMessage) (*tool.Result, error) {
-	if s.cfg.CallTimeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, s.cfg.CallTimeout)
-		defer cancel()
-	}
-	if s.cfg.Auth != nil {
-		h, err := s.m.sessionHeaders(ctx, s, session)
-		if err != nil {
-			return nil, err
-		}
-		ctx = context.WithValue(ctx, headersKey{}, h)
-	}
-	cs, err := s.ensure(ctx)
-	if err != nil {
-		return nil, err
-	}
-	s.mu.Lock()
-	_, offered := s.byName[remote]
-	s.mu.Unlock()
-	if !offered {
-		return nil, fmt.Errorf("mcp: server %q no longer offers tool %q: %w", s.cfg.Name, remote, ErrUnknownTool)
-	}
-	if len(bytes.TrimSpace(args)) == 0 || string(args) == "null" {
-		args = json.RawMessage(`{}`)
-	}
-	r, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: remote, Arguments: args})
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil, fmt.Errorf("mcp: %s on server %q: %w", remote, s.cfg.Name, context.Cause(ctx))
-		}
-		var werr *jsonrpc.Error
-		if !errors.As(err, &werr) {
-			// Not an answer from the server: the connection failed.
-			s.dropped(cs, err)
-			return nil, fmt.Errorf("mcp: server %q dropped the connection during the call to %s (%v); it is reconnecting, so the call may be tried again", s.cfg.Name, remote, err)
-		}
-		return nil, fmt.Errorf("mcp: %s on server %q: %w", remote, s.cfg.Name, err)
-	}
-	return resultOf(r), nil
-}
-
-// tailBuffer keeps the end of a server's stderr and logs its lines.
-type tailBuffer struct {
-	name string
-	log  interface {
-		Debug(msg string, args ...any)
-	}
-	mu  sync.Mutex
-	buf []byte
-}
-
-func (b *tailBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.buf = append(b.buf, p...)
-	if len(b.buf) > 4096 {
-		b.buf = append(b.buf[:0], b.buf[len(b.buf)-4096:]...)
-	}
-	for _, line := range strings.Split(strings.TrimRight(string(p), "\n"), "\n") {
-		if line != "" {
-			b.log.Debug("mcp: server stderr", "server", b.name, "line", line)
-		}
-	}
-	return len(p), nil
-}
-
-func (b *tailBuffer) lastLine() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	s := strings.TrimSpace(string(b.buf))
-	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
-		s = s[i+1:]
-	}
-	if len(s) > 300 {
-		s = s[:300] + "…"
-	}
-	return s
 }
