@@ -12,10 +12,15 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/reinhq/rein/mcp"
 	"github.com/reinhq/rein/mcp/mcptest"
 )
+
+// anyOrder compares scope lists as sets: a scope parameter's order means
+// nothing.
+var anyOrder = cmpopts.SortSlices(func(a, b string) bool { return a < b })
 
 func freeLoopbackPort(t *testing.T) int {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -155,7 +160,7 @@ func TestOAuthStepUpAtNextLogin(t *testing.T) {
 	// A later process logs in again and gets both.
 	m2 := newManager(t, &mcp.Options{Servers: []mcp.ServerConfig{guardedConfig(t, srv.URL)}, StateDir: state})
 	login(t, m2, "guarded")
-	if diff := cmp.Diff([]string{"read", "write"}, srv.AskedScopes()); diff != "" {
+	if diff := cmp.Diff([]string{"read", "write"}, srv.AskedScopes(), anyOrder); diff != "" {
 		t.Errorf("second login's scopes (-want +got):\n%s", diff)
 	}
 	res, err := m2.Call(context.Background(), "guarded", "secret", nil)
@@ -182,7 +187,7 @@ func TestOAuthOnDemandLoginAndStepUp(t *testing.T) {
 	if diff := cmp.Diff([]string{"guarded", "guarded"}, opened); diff != "" {
 		t.Errorf("logins (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff([]string{"read", "write"}, srv.AskedScopes()); diff != "" {
+	if diff := cmp.Diff([]string{"read", "write"}, srv.AskedScopes(), anyOrder); diff != "" {
 		t.Errorf("step-up scopes (-want +got):\n%s", diff)
 	}
 }
