@@ -100,10 +100,11 @@ func NewOAuthServer(t testing.TB, opts *OAuthServerOptions) *OAuthServer {
 	})
 	mux.HandleFunc("/authorize", o.authorize)
 	mux.HandleFunc("/token", o.token)
-	srv := httptest.NewServer(mux)
+	srv := httptest.NewUnstartedServer(mux)
+	o.Base = "http://" + srv.Listener.Addr().String() // before serving: the handlers read it
+	o.URL = o.Base + "/mcp"
+	srv.Start()
 	t.Cleanup(srv.Close)
-	o.Base = srv.URL
-	o.URL = srv.URL + "/mcp"
 	return o
 }
 
