@@ -506,7 +506,6 @@ func (s *Store) query(ctx context.Context, q querier, id session.ID, afterSeq in
 		}
 		defer rows.Close()
 		var (
-			buf            []byte
 			typ, turn, run string
 			prun, agent    string
 			seq, t         int64
@@ -517,18 +516,12 @@ func (s *Store) query(ctx context.Context, q querier, id session.ID, afterSeq in
 				yield(session.Event{}, fmt.Errorf("sqlite: read session %q: %w", id, err))
 				return
 			}
-			// Let the session codec pick the payload type from "type".
-			buf = append(buf[:0], `{"type":`...)
-			tb, _ := json.Marshal(typ)
-			buf = append(buf, tb...)
-			buf = append(buf, `,"data":`...)
-			buf = append(buf, data...)
-			buf = append(buf, '}')
-			ev, err := session.DecodeEvent(buf)
+			p, err := session.DecodePayload(typ, data)
 			if err != nil {
 				yield(session.Event{}, fmt.Errorf("sqlite: %s: session %q seq %d: %w", s.path, id, seq, err))
 				return
 			}
+			ev := session.Event{Data: p}
 			ev.Seq, ev.Time = seq, time.Unix(0, t)
 			ev.Session, ev.Turn, ev.Run = id, session.TurnID(turn), session.RunID(run)
 			ev.ParentRun, ev.Agent = session.RunID(prun), agent
