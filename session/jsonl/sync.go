@@ -16,9 +16,9 @@ import (
 // before it, so a burst of requests costs one or two fsyncs.
 type syncer struct {
 	mu      sync.Mutex
-	want    int64         // bytes that must reach stable storage
-	done    int64         // bytes known to be on stable storage
-	err     error         // the first failed fsync; kept, since the file's state is then unknown
+	want    int64 // bytes that must reach stable storage
+	done    int64 // bytes known to be on stable storage
+	err     error // the first failed fsync; kept, since the file's state is then unknown
 	running bool
 	wake    chan struct{} // closed and replaced when done, err or running change
 }
