@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/reinhq/rein/session"
+	"github.com/reinhq/rein/session/internal/syncq"
 )
 
 // Durability says when an append is forced to stable storage: the
@@ -77,7 +78,7 @@ type state struct {
 	lastSeq int64
 	updated time.Time
 	buf     []byte
-	sync    *syncer // the background fsync of appends by AppendAsync
+	sync    syncq.Queue // the background fsync of appends by AppendAsync
 
 	size  atomic.Int64 // committed bytes; readers stop there while lock is held
 	cur   atomic.Pointer[cursor]
@@ -141,7 +142,7 @@ func (s *Store) get(id session.ID) (*state, error) {
 	}
 	st := s.sessions[id]
 	if st == nil {
-		st = &state{id: id, sync: newSyncer()}
+		st = &state{id: id}
 		s.sessions[id] = st
 	}
 	return st, nil
@@ -379,7 +380,7 @@ func (s *Store) write(st *state, f *os.File, events []session.Event, forceSync, 
 	}
 	size := prev + int64(len(buf))
 	if sync := forceSync || s.needSync(events); sync && async {
-		st.sync.request(f, size)
+		st.sync.Request(size, syncFile(f))
 	} else if sync {
 		if err := f.Sync(); err != nil {
 			// The bytes may or may not be on disk; take them back so the
@@ -387,7 +388,7 @@ func (s *Store) write(st *state, f *os.File, events []session.Event, forceSync, 
 			f.Truncate(prev)
 			return fmt.Errorf("jsonl: append: sync: %w", err)
 		}
-		st.sync.synced(size)
+		st.sync.Synced(size)
 	}
 	last := &events[len(events)-1]
 	st.lastSeq = last.Seq
@@ -449,7 +450,7 @@ func (s *Store) append(ctx context.Context, id session.ID, events []session.Even
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if err := st.sync.failed(); err != nil {
+	if err := st.sync.Err(); err != nil {
 		return fmt.Errorf("jsonl: session %q: %w", id, err)
 	}
 	if err := session.CheckAppend(id, st.lastSeq, events); err != nil {
@@ -1003,7 +1004,7 @@ func (s *Store) Delete(ctx context.Context, id session.ID) error {
 			return err
 		}
 	}
-	st.sync.drain() // the file goes: a failed sync of it no longer matters
+	st.sync.Drain() // the file goes: a failed sync of it no longer matters
 	err = os.Remove(s.Path(id))
 	os.Remove(s.metaPath(id))
 	os.Remove(s.lockPath(id))
@@ -1044,7 +1045,7 @@ func (s *Store) Close() error {
 	var errs []error
 	for _, st := range states {
 		st.mu.Lock()
-		if err := st.sync.drain(); err != nil {
+		if err := st.sync.Drain(); err != nil {
 			errs = append(errs, fmt.Errorf("jsonl: session %q: %w", st.id, err))
 		}
 		if st.f != nil {
