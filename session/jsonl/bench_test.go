@@ -63,3 +63,24 @@ func BenchmarkEventsTail(b *testing.B) {
 	defer st.Close()
 	sessiontest.BenchEventsTail(b, st)
 }
+
+// BenchmarkStep appends one agent step per iteration (three batches, the
+// last ending the step) at the default durability: with Append, which
+// syncs the step's end before it returns, and with AppendAsync, which
+// leaves the sync to the background.
+func BenchmarkStep(b *testing.B) {
+	for _, async := range []bool{false, true} {
+		name := "Append"
+		if async {
+			name = "AppendAsync"
+		}
+		b.Run(name, func(b *testing.B) {
+			st, err := jsonl.Open(b.TempDir(), nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer st.Close()
+			sessiontest.BenchStep(b, st, async)
+		})
+	}
+}

@@ -114,3 +114,44 @@ func BenchOpenRepairDerive(b *testing.B, id session.ID, events int, restore func
 		st.Close()
 	}
 }
+
+// BenchStep appends one agent step per iteration to a new session of st
+// in the agent's three batches: step.start with the assistant message,
+// the tool call, then its result with step.end. With async it appends
+// with AppendAsync (st must be a session.Syncer) and never waits for the
+// syncs, as the loop does between a turn's steps. It reports µs/step.
+func BenchStep(b *testing.B, st session.Store, async bool) {
+	b.Helper()
+	ctx := context.Background()
+	id, err := st.Create(ctx, &session.CreateRequest{ID: "steps"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	l := NewLog(id).StartTurn("bench")
+	head := len(l.Events)
+	step := l.Step("working", "c1").Events[head:]
+	if err := st.Append(ctx, id, l.Events[:head]...); err != nil {
+		b.Fatal(err)
+	}
+	appendFn := st.Append
+	if async {
+		appendFn = st.(session.Syncer).AppendAsync
+	}
+	batches := [][2]int{{0, 2}, {2, 3}, {3, 5}}
+	evs := make([]session.Event, len(step))
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		copy(evs, step)
+		for k := range evs {
+			evs[k].Seq = int64(head + i*len(step) + k + 1)
+		}
+		for _, r := range batches {
+			if err := appendFn(ctx, id, evs[r[0]:r[1]]...); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N), "µs/step")
+}
