@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"time"
 	"unicode/utf8"
+
+	"github.com/reinhq/rein/llm"
 )
 
 // errNoPayload is returned when an event without Data is encoded.
@@ -193,11 +195,200 @@ func decodePayload(typ string, data []byte) (Payload, error) {
 		return &Unknown{Type: typ, Raw: bytes.Clone(data)}, nil
 	}
 	if data != nil {
-		if err := json.Unmarshal(data, p); err != nil {
+		if err := json.Unmarshal(data, withParts(p)); err != nil {
 			return nil, err
 		}
 	}
 	return p, nil
+}
+
+// withParts returns what to decode payload p's data into: for a payload
+// with parts, a view of p whose parts decode as fastParts, else p.
+func withParts(p Payload) any {
+	type (
+		user      UserMessage
+		context   ContextMessage
+		steering  SteeringMessage
+		assistant AssistantMessage
+		result    ToolResult
+	)
+	switch p := p.(type) {
+	case *UserMessage:
+		return &struct {
+			*user
+			Parts *fastParts `json:"parts"`
+		}{(*user)(p), (*fastParts)(&p.Parts)}
+	case *ContextMessage:
+		return &struct {
+			*context
+			Parts *fastParts `json:"parts"`
+		}{(*context)(p), (*fastParts)(&p.Parts)}
+	case *SteeringMessage:
+		return &struct {
+			*steering
+			Parts *fastParts `json:"parts"`
+		}{(*steering)(p), (*fastParts)(&p.Parts)}
+	case *AssistantMessage:
+		return &struct {
+			*assistant
+			Parts *fastParts `json:"parts"`
+		}{(*assistant)(p), (*fastParts)(&p.Parts)}
+	case *ToolResult:
+		return &struct {
+			*result
+			Parts *fastParts `json:"parts"`
+		}{(*result)(p), (*fastParts)(&p.Parts)}
+	}
+	return p
+}
+
+// fastParts is an llm.PartList inside a payload being decoded. Its bytes
+// were checked by the json.Unmarshal of the payload, so they are split
+// into parts without checking them again, and a text part, the common
+// one, is decoded by one json.Unmarshal instead of llm.UnmarshalPart's
+// two (its tag, then its fields). Other parts go to llm.UnmarshalPart.
+type fastParts llm.PartList
+
+var textTag = []byte(`{"type":"` + (*llm.Text)(nil).PartType() + `"`)
+
+// UnmarshalJSON decodes an array written by llm.PartList.MarshalJSON.
+func (l *fastParts) UnmarshalJSON(b []byte) error {
+	b = bytes.TrimSpace(b)
+	if len(b) < 2 || b[0] != '[' {
+		return (*llm.PartList)(l).UnmarshalJSON(b) // null, or an error to report
+	}
+	var out []llm.Part
+	for rest := b[1 : len(b)-1]; ; {
+		rest = bytes.TrimLeft(rest, " \t\r\n,")
+		if len(rest) == 0 {
+			break
+		}
+		n := valueLen(rest)
+		elem := rest[:n]
+		rest = rest[n:]
+		var p llm.Part
+		if t, ok := plainText(elem); ok {
+			p = t
+		} else if after, ok := bytes.CutPrefix(elem, textTag); ok && len(after) > 0 && (after[0] == ',' || after[0] == '}') {
+			t := new(llm.Text)
+			if err := json.Unmarshal(elem, t); err != nil {
+				return fmt.Errorf("llm: unmarshal text part: %w", err)
+			}
+			p = t
+		} else {
+			var err error
+			if p, err = llm.UnmarshalPart(elem); err != nil {
+				return err
+			}
+		}
+		out = append(out, p)
+	}
+	*l = out
+	return nil
+}
+
+var plainTextHead = []byte(`{"type":"` + (*llm.Text)(nil).PartType() + `","text":"`)
+
+// plainText decodes a text part that holds only its text, as
+// llm.MarshalPart writes it, when the text needs no more than the short
+// escapes (\n, \", …) and is valid UTF-8: the bulk of a log's bytes,
+// read without encoding/json. ok is false for anything else.
+func plainText(elem []byte) (*llm.Text, bool) {
+	body, ok := bytes.CutPrefix(elem, plainTextHead)
+	if !ok {
+		return nil, false
+	}
+	body, ok = bytes.CutSuffix(body, []byte(`"}`))
+	if !ok {
+		return nil, false
+	}
+	var (
+		buf   []byte // the text, once an escape is met
+		from  int    // start of the bytes not yet copied to buf
+		ascii = true
+	)
+	for i := 0; i < len(body); i++ {
+		c := body[i]
+		switch {
+		case c == '"' || c < 0x20:
+			return nil, false
+		case c >= utf8.RuneSelf:
+			ascii = false
+		case c == '\\':
+			if i+1 == len(body) {
+				return nil, false
+			}
+			r := shortEscape(body[i+1])
+			if r == 0 {
+				return nil, false
+			}
+			if buf == nil {
+				buf = make([]byte, 0, len(body))
+			}
+			buf = append(append(buf, body[from:i]...), r)
+			i++
+			from = i + 1
+		}
+	}
+	if !ascii && !utf8.Valid(body) {
+		return nil, false // encoding/json replaces invalid UTF-8; let it
+	}
+	if buf == nil {
+		return &llm.Text{Text: string(body)}, true
+	}
+	return &llm.Text{Text: string(append(buf, body[from:]...))}, true
+}
+
+// shortEscape returns the byte a JSON escape \c stands for, or 0 if c
+// is not one of the two-byte escapes.
+func shortEscape(c byte) byte {
+	switch c {
+	case '"', '\\', '/':
+		return c
+	case 'n':
+		return '\n'
+	case 't':
+		return '\t'
+	case 'r':
+		return '\r'
+	case 'b':
+		return '\b'
+	case 'f':
+		return '\f'
+	}
+	return 0
+}
+
+// valueLen returns the length of the JSON value b starts with; b holds
+// checked JSON, and the value is an object, an array or a scalar.
+func valueLen(b []byte) int {
+	depth, inStr := 0, false
+	for i := 0; i < len(b); i++ {
+		c := b[i]
+		switch {
+		case inStr:
+			if c == '\\' {
+				i++
+			} else if c == '"' {
+				inStr = false
+				if depth == 0 {
+					return i + 1
+				}
+			}
+		case c == '"':
+			inStr = true
+		case c == '{' || c == '[':
+			depth++
+		case c == '}' || c == ']':
+			depth--
+			if depth == 0 {
+				return i + 1
+			}
+		case depth == 0 && (c == ',' || c == ' ' || c == '\t' || c == '\r' || c == '\n'):
+			return i
+		}
+	}
+	return len(b)
 }
 
 // scanEnvelope reads the header of an event laid out exactly as
