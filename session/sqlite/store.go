@@ -772,10 +772,10 @@ func (s *Store) Close() error {
 	s.subs.Close()
 	s.sessions = nil
 	s.mu.Unlock()
-	var errs []error
-	errs = append(errs, s.bg.Drain())
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
+	// Under wmu no commit can start another background sync.
+	errs := []error{s.bg.Drain()}
 	if _, err := s.w.ExecContext(context.Background(), `DELETE FROM locks WHERE owner = ?`, s.owner); err != nil {
 		errs = append(errs, fmt.Errorf("sqlite: close: release locks: %w", err))
 	}
