@@ -21,15 +21,23 @@ func appendSteps(t *testing.T, st *Store, l *sessiontest.Log) {
 	}
 }
 
-func TestAppendAsyncSyncsInBackground(t *testing.T) {
-	ctx := context.Background()
+// openTest opens a store in a new directory with session "s" created.
+func openTest(t *testing.T) *Store {
+	t.Helper()
 	st, err := Open(t.TempDir(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := st.Create(ctx, &session.CreateRequest{ID: "s"}); err != nil {
+	t.Cleanup(func() { st.Close() })
+	if _, err := st.Create(context.Background(), &session.CreateRequest{ID: "s"}); err != nil {
 		t.Fatal(err)
 	}
+	return st
+}
+
+func TestAppendAsyncSyncsInBackground(t *testing.T) {
+	ctx := context.Background()
+	st := openTest(t)
 	l := sessiontest.NewLog("s").FullTurn("one", "c1").StartTurn("two")
 	appendSteps(t, st, l)
 	if err := st.Sync(ctx, "s"); err != nil {
@@ -46,13 +54,7 @@ func TestAppendAsyncSyncsInBackground(t *testing.T) {
 
 func TestAppendAsyncReportsFailedSync(t *testing.T) {
 	ctx := context.Background()
-	st, err := Open(t.TempDir(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := st.Create(ctx, &session.CreateRequest{ID: "s"}); err != nil {
-		t.Fatal(err)
-	}
+	st := openTest(t)
 	l := sessiontest.NewLog("s").StartTurn("one")
 	appendSteps(t, st, l)
 	// A pipe takes writes but cannot be synced (fsync is EINVAL).

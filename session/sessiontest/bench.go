@@ -135,6 +135,25 @@ func cpuTime() time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
+// BenchSteps runs BenchStep on a store of open as "Append" and, if it
+// is a session.Syncer, as "AppendAsync".
+func BenchSteps(b *testing.B, open func(b *testing.B) session.Store) {
+	for _, async := range []bool{false, true} {
+		name := "Append"
+		if async {
+			name = "AppendAsync"
+		}
+		b.Run(name, func(b *testing.B) {
+			st := open(b)
+			defer st.Close()
+			if _, ok := st.(session.Syncer); async && !ok {
+				b.Skipf("%T does not implement session.Syncer", st)
+			}
+			BenchStep(b, st, async)
+		})
+	}
+}
+
 // BenchStep appends one agent step per iteration to a new session of st
 // in the agent's three batches: step.start with the assistant message,
 // the tool call, then its result with step.end. With async it appends

@@ -96,18 +96,11 @@ func BenchmarkEventsTail(b *testing.B) {
 // syncs the step's end before it returns, and with AppendAsync, which
 // leaves the sync to the background.
 func BenchmarkStep(b *testing.B) {
-	for _, async := range []bool{false, true} {
-		name := "Append"
-		if async {
-			name = "AppendAsync"
+	sessiontest.BenchSteps(b, func(b *testing.B) session.Store {
+		st, err := sqlite.Open(filepath.Join(b.TempDir(), "s.db"), nil)
+		if err != nil {
+			b.Fatal(err)
 		}
-		b.Run(name, func(b *testing.B) {
-			st, err := sqlite.Open(filepath.Join(b.TempDir(), "s.db"), nil)
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer st.Close()
-			sessiontest.BenchStep(b, st, async)
-		})
-	}
+		return st
+	})
 }
