@@ -598,7 +598,7 @@ func readEvents(ctx context.Context, f *os.File, limit, afterSeq int64, from *cu
 		}
 		lineNo := lr.line
 		// Lines wholly before afterSeq are checked, not decoded.
-		if seq, count, ok := fastHead(line); ok && seq == last+1 && seq+int64(count)-1 <= afterSeq && json.Valid(line) {
+		if seq, count, ok := fastHead(line); ok && seq == last+1 && seq+int64(count)-1 <= afterSeq && validJSON(line) {
 			last = seq + int64(count) - 1
 			continue
 		}
