@@ -384,8 +384,10 @@ func (s *Store) write(st *state, f *os.File, events []session.Event, forceSync, 
 	} else if sync {
 		if err := f.Sync(); err != nil {
 			// The bytes may or may not be on disk; take them back so the
-			// caller's retry does not duplicate them.
+			// caller's retry does not duplicate them. Batches of
+			// AppendAsync still waiting for a sync may be lost too.
 			f.Truncate(prev)
+			st.sync.Fail(syncFailed(f, err))
 			return fmt.Errorf("jsonl: append: sync: %w", err)
 		}
 		st.sync.Synced(size)

@@ -12,10 +12,14 @@ import (
 func syncFile(f *os.File) func() error {
 	return func() error {
 		if err := f.Sync(); err != nil {
-			return fmt.Errorf("sync %s: %w; appends since the last sync may not survive a crash of the machine, reopen the store to check the file", f.Name(), err)
+			return syncFailed(f, err)
 		}
 		return nil
 	}
+}
+
+func syncFailed(f *os.File, err error) error {
+	return fmt.Errorf("sync %s: %w; appends since the last sync may not survive a crash of the machine, reopen the store to check the file", f.Name(), err)
 }
 
 // AppendAsync is Append whose fsync, when the store's Durability calls

@@ -92,6 +92,18 @@ func (q *Queue) Synced(n int64) {
 	q.want = max(q.want, n)
 }
 
+// Fail records err, from a sync the caller ran itself, as a failed sync
+// if requests are waiting for one: what they asked for may then never
+// reach stable storage, however a later sync ends.
+func (q *Queue) Fail(err error) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.err == nil && q.want > q.done {
+		q.err = err
+		q.signal()
+	}
+}
+
 // Err returns the error of a failed sync, if any.
 func (q *Queue) Err() error {
 	q.mu.Lock()

@@ -89,3 +89,24 @@ func TestWaitStopsWithContext(t *testing.T) {
 		t.Fatalf("Drain: %v", err)
 	}
 }
+
+func TestFailOnlyWithWaiters(t *testing.T) {
+	var q Queue
+	boom := errors.New("caller's own sync failed")
+	q.Fail(boom) // nothing waits: a synchronous append's failure is its own
+	if err := q.Err(); err != nil {
+		t.Fatalf("Err after Fail with no request: %v, want nil", err)
+	}
+	g := newGate()
+	q.Request(1, g.sync)
+	<-g.entered
+	q.Request(2, g.sync)
+	q.Fail(boom)
+	g.release <- nil // the sync of 1 succeeds, but 2 was asked for before the failure
+	if err := q.Wait(context.Background()); !errors.Is(err, boom) {
+		t.Errorf("Wait: %v, want the caller's failure", err)
+	}
+	if err := q.Drain(); !errors.Is(err, boom) {
+		t.Errorf("Drain: %v, want the caller's failure", err)
+	}
+}
