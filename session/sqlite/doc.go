@@ -52,9 +52,10 @@
 // covers every commit before it. Sync waits for the fsync covering every
 // commit made so far. A checkpoint syncs the log before it copies it
 // into the database, so a log found missing was already durable. This
-// keeps the second connection and a checkpoint's copying off the path
-// (a PRAGMA wal_checkpoint would also write and sync the database file),
-// and keeps the write connection free for the next step's commit. A
+// needs no second connection and copies nothing (a PRAGMA wal_checkpoint
+// on one would also write and sync the database file, and could not
+// finish while readers hold old snapshots), and the write connection is
+// free for the next step's commit while the fsync runs. A
 // failed background fsync is kept and returned by every later Sync,
 // Append, AppendAsync and Close: reopen the store to check the database.
 //
