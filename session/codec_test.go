@@ -1,6 +1,7 @@
 package session_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"reflect"
@@ -290,4 +291,63 @@ func FuzzDecodeEvent(f *testing.F) {
 			t.Fatalf("second encoding differs:\n%s\n%s (%v)", b, again, err)
 		}
 	})
+}
+
+// TestDecodeFastPathsMatchGeneral decodes each event as the codec writes
+// it, which takes the direct paths for the header and for text parts,
+// and indented, which takes encoding/json throughout: both must give the
+// same event.
+func TestDecodeFastPathsMatchGeneral(t *testing.T) {
+	var lines [][]byte
+	texts := []string{"", "plain", `quote " back \ slash / tab	`, "line\nline\r\n", "\b\f\x01 control", "é ü 😀 \u2028", "<html>&amp;"}
+	for i, text := range texts {
+		for _, p := range []session.Payload{
+			&session.UserMessage{Parts: []llm.Part{&llm.Text{Text: text}}},
+			&session.ToolResult{CallID: "c", Parts: []llm.Part{&llm.Text{Text: text}, &llm.Text{Text: text, Cache: &llm.CacheHint{}}}},
+		} {
+			e := session.Event{Seq: int64(i + 1), Time: sessiontest.Base, Session: "s", Turn: "t", Run: "r", Agent: text, Data: p}
+			b, err := json.Marshal(e)
+			if err != nil {
+				t.Fatal(err)
+			}
+			lines = append(lines, b)
+		}
+	}
+	for _, e := range sessiontest.AllPayloads("s1") {
+		b, err := json.Marshal(e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines = append(lines, b)
+	}
+	// Lines the encoder never writes: \u escapes, invalid UTF-8, a key after data.
+	lines = append(lines,
+		[]byte(`{"seq":1,"time":"2026-03-14T15:09:26Z","session":"s","turn":"t","run":"r","type":"user.message","data":{"parts":[{"type":"text","text":"\u00e9\ud83d\ude00\u0041"}]}}`),
+		[]byte("{\"seq\":1,\"time\":\"2026-03-14T15:09:26Z\",\"session\":\"s\xff\",\"turn\":\"t\",\"run\":\"r\",\"type\":\"user.message\",\"data\":{\"parts\":[{\"type\":\"text\",\"text\":\"bad \xff\xfe utf-8\"}]}}"),
+		[]byte(`{"seq":1,"time":"2026-03-14T15:09:26Z","session":"s","turn":"t","run":"r","type":"step.start","data":{"step":1},"agent":"late"}`),
+	)
+	for _, line := range lines {
+		var indented bytes.Buffer
+		if err := json.Indent(&indented, line, "", "  "); err != nil {
+			t.Fatalf("indent %s: %v", line, err)
+		}
+		want, err := session.DecodeEvent(indented.Bytes())
+		if err != nil {
+			t.Fatalf("DecodeEvent(indented %s): %v", line, err)
+		}
+		got, err := session.DecodeEvent(line)
+		if err != nil {
+			t.Fatalf("DecodeEvent(%s): %v", line, err)
+		}
+		// Raw JSON keeps its whitespace: compare the events re-encoded,
+		// which compacts it, and every other field directly.
+		wb, werr := json.Marshal(want)
+		gb, gerr := json.Marshal(got)
+		if werr != nil || gerr != nil || !bytes.Equal(wb, gb) {
+			t.Errorf("DecodeEvent(%s) differs from the general path:\n got %s (%v)\nwant %s (%v)", line, gb, gerr, wb, werr)
+		}
+		if diff := cmp.Diff(want, got, sessiontest.EventOpts, cmpopts.IgnoreTypes(json.RawMessage(nil))); diff != "" {
+			t.Errorf("DecodeEvent(%s) differs from the general path (-want +got):\n%s", line, diff)
+		}
+	}
 }

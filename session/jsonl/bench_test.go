@@ -63,3 +63,17 @@ func BenchmarkEventsTail(b *testing.B) {
 	defer st.Close()
 	sessiontest.BenchEventsTail(b, st)
 }
+
+// BenchmarkStep appends one agent step per iteration (three batches, the
+// last ending the step) at the default durability: with Append, which
+// syncs the step's end before it returns, and with AppendAsync, which
+// leaves the sync to the background.
+func BenchmarkStep(b *testing.B) {
+	sessiontest.BenchSteps(b, func(b *testing.B) session.Store {
+		st, err := jsonl.Open(b.TempDir(), nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		return st
+	})
+}

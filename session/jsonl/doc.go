@@ -42,6 +42,17 @@
 // fsynced: after a batch holding a step.end or turn.end (DurabilityStep,
 // the default), after every batch, or never.
 //
+// Store implements session.Syncer. AppendAsync writes its batch before
+// it returns, as Append does, so a crash of the process loses nothing it
+// acknowledged; the fsync the durability setting asks for runs on a
+// goroutine that exists only while there is something to sync, and one
+// fsync covers every write before it. Sync waits for the fsync covering
+// every batch that asked for one. A failed fsync is returned by the next
+// Sync, Append, AppendAsync or Close of that session and by every later
+// one (after a failed fsync the kernel may have dropped the dirty pages,
+// so a retry that succeeds proves nothing): reopen the store to check the
+// file. Close waits for the syncs in flight.
+//
 // # Opening a session and crash recovery
 //
 // The first Append, Events or Info of a session in a Store, if no live

@@ -54,3 +54,45 @@ func Example() {
 	// 3 turn.end
 	// last seq 3
 }
+
+// AppendAsync writes a step at once and syncs it in the background; Sync
+// waits for the sync before the turn's end is reported.
+func ExampleStore_AppendAsync() {
+	dir, err := os.MkdirTemp("", "sessions")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+
+	ctx := context.Background()
+	st, err := jsonl.Open(dir, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer st.Close()
+	id, err := st.Create(ctx, &session.CreateRequest{ID: "demo"})
+	if err != nil {
+		log.Fatal(err)
+	}
+	steps := [][]session.Event{
+		{{Seq: 1, Turn: "t1", Data: &session.TurnStart{Trigger: session.TriggerPrompt}}, {Seq: 2, Turn: "t1", Data: &session.StepStart{Step: 1}}},
+		{{Seq: 3, Turn: "t1", Data: &session.StepEnd{Step: 1}}, {Seq: 4, Turn: "t1", Data: &session.TurnEnd{Reason: session.EndCompleted}}},
+	}
+	for _, batch := range steps {
+		// Written before it returns; the fsync of the step's end overlaps
+		// whatever the caller does next.
+		if err := st.AppendAsync(ctx, id, batch...); err != nil {
+			log.Fatal(err)
+		}
+	}
+	if err := st.Sync(ctx, id); err != nil {
+		log.Fatal(err)
+	}
+	info, err := st.Info(ctx, id)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("synced through seq", info.LastSeq)
+	// Output:
+	// synced through seq 4
+}

@@ -2,7 +2,6 @@ package jsonl
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -125,7 +124,7 @@ func scanHead(line []byte) (lineHead, error) {
 	if !ok {
 		return decodeHead(line)
 	}
-	if !json.Valid(line) {
+	if !validJSON(line) {
 		return lineHead{}, errors.New("line is not valid JSON")
 	}
 	i := bytes.Index(line, typeKey)

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/reinhq/rein/session"
+	"github.com/reinhq/rein/session/internal/syncq"
 )
 
 // Durability says when an append is forced to stable storage: the
@@ -77,6 +78,7 @@ type state struct {
 	lastSeq int64
 	updated time.Time
 	buf     []byte
+	sync    syncq.Queue // the background fsync of appends by AppendAsync
 
 	size  atomic.Int64 // committed bytes; readers stop there while lock is held
 	cur   atomic.Pointer[cursor]
@@ -351,7 +353,7 @@ func (s *Store) prepare(st *state, f *os.File, stale *holder) error {
 	if fix[0].Seq != st.lastSeq+1 {
 		return fmt.Errorf("jsonl: %s: repair starts at seq %d, want %d", name, fix[0].Seq, st.lastSeq+1)
 	}
-	if err := s.write(st, f, fix, true); err != nil {
+	if err := s.write(st, f, fix, true, false); err != nil {
 		return fmt.Errorf("jsonl: %s: close the open tail turn: %w", name, err)
 	}
 	s.log.Warn("jsonl: closed the turn a crashed process left open", "session", st.id, "file", name,
@@ -359,9 +361,11 @@ func (s *Store) prepare(st *state, f *os.File, stale *holder) error {
 	return nil
 }
 
-// write appends events as one write, truncating a partial write away.
-// st.mu is held and st.size is the file's committed size.
-func (s *Store) write(st *state, f *os.File, events []session.Event, forceSync bool) error {
+// write appends events as one write, truncating a partial write away,
+// and syncs them if forceSync or the durability setting says so: before
+// it returns, or in the background if async. st.mu is held and st.size
+// is the file's committed size.
+func (s *Store) write(st *state, f *os.File, events []session.Event, forceSync, async bool) error {
 	buf, err := encodeBatch(st.buf[:0], st.id, events)
 	st.buf = buf[:0]
 	if err != nil {
@@ -374,18 +378,24 @@ func (s *Store) write(st *state, f *os.File, events []session.Event, forceSync b
 		}
 		return fmt.Errorf("jsonl: append: %w", err)
 	}
-	if forceSync || s.needSync(events) {
+	size := prev + int64(len(buf))
+	if sync := forceSync || s.needSync(events); sync && async {
+		st.sync.Request(size, syncFile(f))
+	} else if sync {
 		if err := f.Sync(); err != nil {
 			// The bytes may or may not be on disk; take them back so the
-			// caller's retry does not duplicate them.
+			// caller's retry does not duplicate them. Batches of
+			// AppendAsync still waiting for a sync may be lost too.
 			f.Truncate(prev)
+			st.sync.Fail(syncFailed(f, err))
 			return fmt.Errorf("jsonl: append: sync: %w", err)
 		}
+		st.sync.Synced(size)
 	}
 	last := &events[len(events)-1]
 	st.lastSeq = last.Seq
 	st.updated = last.Time
-	st.size.Store(prev + int64(len(buf)))
+	st.size.Store(size)
 	s.subs.Notify(st.id)
 	if cap(st.buf) > 1<<20 {
 		st.buf = nil // do not pin one huge batch's buffer
@@ -401,6 +411,11 @@ func (s *Store) needSync(events []session.Event) bool {
 // must follow the session's last; see session.Store. The first Append of
 // a session takes its lock, which this Store holds until Close or Delete.
 func (s *Store) Append(ctx context.Context, id session.ID, events ...session.Event) error {
+	return s.append(ctx, id, events, false)
+}
+
+// append is Append, with the sync in the background if async.
+func (s *Store) append(ctx context.Context, id session.ID, events []session.Event, async bool) error {
 	if err := s.writable("append"); err != nil {
 		return err
 	}
@@ -425,10 +440,13 @@ func (s *Store) Append(ctx context.Context, id session.ID, events ...session.Eve
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	if err := st.sync.Err(); err != nil {
+		return fmt.Errorf("jsonl: session %q: %w", id, err)
+	}
 	if err := session.CheckAppend(id, st.lastSeq, events); err != nil {
 		return fmt.Errorf("jsonl: %w", err)
 	}
-	if err := s.write(st, st.f, events, false); err != nil {
+	if err := s.write(st, st.f, events, false, async); err != nil {
 		return fmt.Errorf("jsonl: session %q: %w", id, err)
 	}
 	return nil
@@ -570,7 +588,7 @@ func readEvents(ctx context.Context, f *os.File, limit, afterSeq int64, from *cu
 		}
 		lineNo := lr.line
 		// Lines wholly before afterSeq are checked, not decoded.
-		if seq, count, ok := fastHead(line); ok && seq == last+1 && seq+int64(count)-1 <= afterSeq && json.Valid(line) {
+		if seq, count, ok := fastHead(line); ok && seq == last+1 && seq+int64(count)-1 <= afterSeq && validJSON(line) {
 			last = seq + int64(count) - 1
 			continue
 		}
@@ -976,6 +994,7 @@ func (s *Store) Delete(ctx context.Context, id session.ID) error {
 			return err
 		}
 	}
+	st.sync.Drain() // the file goes: a failed sync of it no longer matters
 	err = os.Remove(s.Path(id))
 	os.Remove(s.metaPath(id))
 	os.Remove(s.lockPath(id))
@@ -999,8 +1018,9 @@ func (s *Store) Delete(ctx context.Context, id session.ID) error {
 	return nil
 }
 
-// Close releases every lock the Store holds. It is idempotent; the Store
-// is unusable afterwards.
+// Close waits for the background syncs of AppendAsync, returning the
+// error of any that failed, and releases every lock the Store holds. It
+// is idempotent; the Store is unusable afterwards.
 func (s *Store) Close() error {
 	s.mu.Lock()
 	if s.closed {
@@ -1015,6 +1035,9 @@ func (s *Store) Close() error {
 	var errs []error
 	for _, st := range states {
 		st.mu.Lock()
+		if err := st.sync.Drain(); err != nil {
+			errs = append(errs, fmt.Errorf("jsonl: session %q: %w", st.id, err))
+		}
 		if st.f != nil {
 			errs = append(errs, st.f.Close())
 		}

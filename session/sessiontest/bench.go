@@ -2,7 +2,10 @@ package sessiontest
 
 import (
 	"context"
+	"runtime"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/reinhq/rein/session"
 )
@@ -92,10 +95,13 @@ func FillCrashed(tb testing.TB, st session.Store, id session.ID, n int) int {
 func BenchOpenRepairDerive(b *testing.B, id session.ID, events int, restore func(), open func() (session.Store, error)) {
 	b.Helper()
 	ctx := context.Background()
+	var cpu time.Duration // CPU time of the process while timed, with GC
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		b.StopTimer()
 		restore()
+		runtime.GC()
+		c0 := cpuTime()
 		b.StartTimer()
 		st, err := open()
 		if err != nil {
@@ -112,5 +118,79 @@ func BenchOpenRepairDerive(b *testing.B, id session.ID, events int, restore func
 			b.Fatal("derived nothing")
 		}
 		st.Close()
+		b.StopTimer()
+		cpu += cpuTime() - c0
+		b.StartTimer()
 	}
+	b.ReportMetric(float64(cpu.Milliseconds())/float64(b.N), "cpu-ms/op")
+}
+
+// cpuTime returns the CPU time this process has used, user and system.
+// On a shared machine it is steadier than the time on the clock.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// BenchSteps runs BenchStep on a store of open as "Append" and, if it
+// is a session.Syncer, as "AppendAsync".
+func BenchSteps(b *testing.B, open func(b *testing.B) session.Store) {
+	for _, async := range []bool{false, true} {
+		name := "Append"
+		if async {
+			name = "AppendAsync"
+		}
+		b.Run(name, func(b *testing.B) {
+			st := open(b)
+			defer st.Close()
+			if _, ok := st.(session.Syncer); async && !ok {
+				b.Skipf("%T does not implement session.Syncer", st)
+			}
+			BenchStep(b, st, async)
+		})
+	}
+}
+
+// BenchStep appends one agent step per iteration to a new session of st
+// in the agent's three batches: step.start with the assistant message,
+// the tool call, then its result with step.end. With async it appends
+// with AppendAsync (st must be a session.Syncer) and never waits for the
+// syncs, as the loop does between a turn's steps. It reports µs/step.
+func BenchStep(b *testing.B, st session.Store, async bool) {
+	b.Helper()
+	ctx := context.Background()
+	id, err := st.Create(ctx, &session.CreateRequest{ID: "steps"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	l := NewLog(id).StartTurn("bench")
+	head := len(l.Events)
+	step := l.Step("working", "c1").Events[head:]
+	if err := st.Append(ctx, id, l.Events[:head]...); err != nil {
+		b.Fatal(err)
+	}
+	appendFn := st.Append
+	if async {
+		appendFn = st.(session.Syncer).AppendAsync
+	}
+	batches := [][2]int{{0, 2}, {2, 3}, {3, 5}}
+	evs := make([]session.Event, len(step))
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		copy(evs, step)
+		for k := range evs {
+			evs[k].Seq = int64(head + i*len(step) + k + 1)
+		}
+		for _, r := range batches {
+			if err := appendFn(ctx, id, evs[r[0]:r[1]]...); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N), "µs/step")
 }

@@ -118,9 +118,13 @@ func child(opts *CrashOptions, mode, path string) error {
 		}
 		evs := script(start, scriptTurns)
 		r := rand.New(rand.NewPCG(uint64(start), 9))
+		// A store that can sync in the background appends half its
+		// batches so, and syncs at turn ends, as the agent does: an
+		// acknowledged AppendAsync must survive the kill as Append does.
+		syncer, _ := st.(session.Syncer)
 		for i := 0; i < len(evs); {
 			j := min(i+1+r.IntN(6), len(evs))
-			if err := st.Append(ctx, CrashID, evs[i:j]...); err != nil {
+			if err := appendBatch(ctx, st, syncer, r.IntN(2) == 0, evs[i:j]); err != nil {
 				return err
 			}
 			say("ok %d", evs[j-1].Seq)
@@ -144,6 +148,21 @@ func child(opts *CrashOptions, mode, path string) error {
 		return fn(ctx, st, say)
 	}
 	return st.Close()
+}
+
+// appendBatch appends evs with AppendAsync if async and the store is a
+// Syncer, syncing after a turn.end, else with Append.
+func appendBatch(ctx context.Context, st session.Store, syncer session.Syncer, async bool, evs []session.Event) error {
+	if syncer == nil || !async {
+		return st.Append(ctx, CrashID, evs...)
+	}
+	if err := syncer.AppendAsync(ctx, CrashID, evs...); err != nil {
+		return err
+	}
+	if _, ok := evs[len(evs)-1].Data.(*session.TurnEnd); ok {
+		return syncer.Sync(ctx, CrashID)
+	}
+	return nil
 }
 
 // StartChild starts the test binary's TestHelperProcess as a child in

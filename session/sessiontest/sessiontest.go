@@ -267,6 +267,7 @@ func RunStoreTests(t *testing.T, newStore func(t *testing.T) (st session.Store, 
 		{"AllPayloads", testAllPayloads},
 		{"CallerCannotMutate", testCallerCannotMutate},
 		{"Close", testClose},
+		{"Syncer", testSyncer},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -39,7 +39,25 @@
 // Store's rows. Durability maps to PRAGMA synchronous: DurabilityAlways
 // is FULL, DurabilityStep (the default) is NORMAL with a FULL commit for
 // batches holding a step.end or turn.end (which syncs the write-ahead
-// log), DurabilityNever is OFF.
+// log), DurabilityNever is OFF. The insert and update every append runs
+// are prepared once per Store.
+//
+// Store implements session.Syncer. In WAL mode a commit at NORMAL is in
+// the write-ahead log when it returns: a crash of the process loses
+// nothing committed, and a crash of the machine may lose only commits
+// after the log's last fsync, never consistency (SQLite checks the log's
+// frames on recovery). What FULL adds to a commit is an fsync of the log,
+// so AppendAsync commits a step's end at NORMAL and a goroutine, running
+// only while there is work, opens the log file and fsyncs it; one fsync
+// covers every commit before it. Sync waits for the fsync covering every
+// commit made so far. A checkpoint syncs the log before it copies it
+// into the database, so a log found missing was already durable. This
+// needs no second connection and copies nothing (a PRAGMA wal_checkpoint
+// on one would also write and sync the database file, and could not
+// finish while readers hold old snapshots), and the write connection is
+// free for the next step's commit while the fsync runs. A
+// failed background fsync is kept and returned by every later Sync,
+// Append, AppendAsync and Close: reopen the store to check the database.
 //
 // # Crash recovery
 //

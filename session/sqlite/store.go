@@ -20,6 +20,7 @@ import (
 
 	"github.com/reinhq/rein/session"
 	"github.com/reinhq/rein/session/internal/proc"
+	"github.com/reinhq/rein/session/internal/syncq"
 )
 
 // Durability says when a commit is forced to stable storage. It maps to
@@ -64,8 +65,14 @@ type Store struct {
 	pid   int
 	start int64
 
-	wmu sync.Mutex // guards w: every write goes through one connection
-	w   *sql.Conn
+	wmu     sync.Mutex // guards w and commits: every write goes through one connection
+	w       *sql.Conn
+	commits int64 // commits made through w, counted for bg
+
+	wal    string      // the write-ahead log's file; empty if the database is not in WAL mode
+	bg     syncq.Queue // the background sync of the WAL for AppendAsync
+	insEv  *sql.Stmt   // prepared once: insert an event
+	updSes *sql.Stmt   // prepared once: set a session's last seq and updated time
 
 	mu       sync.Mutex
 	closed   bool
@@ -130,12 +137,34 @@ func Open(path string, opts *Options) (*Store, error) {
 		db.Close()
 		return nil, err
 	}
-	if _, err := w.ExecContext(ctx, "PRAGMA synchronous = "+s.baseSync()); err != nil {
+	if err := s.prepare(ctx); err != nil {
 		w.Close()
 		db.Close()
 		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
 	}
 	return s, nil
+}
+
+// prepare sets the write connection's synchronous mode, finds the
+// write-ahead log and prepares the statements every append runs.
+func (s *Store) prepare(ctx context.Context) error {
+	if _, err := s.w.ExecContext(ctx, "PRAGMA synchronous = "+s.baseSync()); err != nil {
+		return err
+	}
+	var mode string
+	if err := s.w.QueryRowContext(ctx, "PRAGMA journal_mode").Scan(&mode); err != nil {
+		return err
+	}
+	if strings.EqualFold(mode, "wal") {
+		s.wal = s.path + "-wal"
+	}
+	var err error
+	if s.insEv, err = s.db.PrepareContext(ctx, `INSERT INTO events (session, seq, time, type, turn, run, parent_run, agent, data)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`); err != nil {
+		return err
+	}
+	s.updSes, err = s.db.PrepareContext(ctx, `UPDATE sessions SET last_seq = ?, updated = ? WHERE id = ?`)
+	return err
 }
 
 // baseSync is the synchronous setting of an ordinary commit.
@@ -177,14 +206,16 @@ func (s *Store) isClosed() bool {
 }
 
 // write runs fn in one immediate transaction on the write connection,
-// synced if sync is set and the durability setting would not sync anyway.
-func (s *Store) write(ctx context.Context, sync bool, fn func(tx *sql.Tx) error) error {
+// synced if sync is set and the durability setting would not sync anyway:
+// in the commit, or after it in the background if async.
+func (s *Store) write(ctx context.Context, sync, async bool, fn func(tx *sql.Tx) error) error {
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
 	if s.w == nil {
 		return session.ErrClosed
 	}
-	raise := sync && s.opts.Durability == DurabilityStep
+	step := s.opts.Durability == DurabilityStep
+	raise := sync && step && !async
 	if raise {
 		if _, err := s.w.ExecContext(ctx, "PRAGMA synchronous = FULL"); err != nil {
 			return err
@@ -199,7 +230,17 @@ func (s *Store) write(ctx context.Context, sync bool, fn func(tx *sql.Tx) error)
 		tx.Rollback()
 		return err
 	}
-	return tx.Commit()
+	if err := tx.Commit(); err != nil {
+		return err
+	}
+	s.commits++
+	switch {
+	case sync && step && async:
+		s.bg.Request(s.commits, s.syncWAL)
+	case raise || s.opts.Durability == DurabilityAlways:
+		s.bg.Synced(s.commits) // a synced commit syncs the log before it too
+	}
+	return nil
 }
 
 func sqliteCode(err error) int {
@@ -234,7 +275,7 @@ func (s *Store) Create(ctx context.Context, req *session.CreateRequest) (session
 	if err != nil {
 		return "", fmt.Errorf("sqlite: create %q: %w", id, err)
 	}
-	err = s.write(ctx, true, func(tx *sql.Tx) error {
+	err = s.write(ctx, true, false, func(tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx,
 			`INSERT INTO sessions (id, created, updated, workdir, parent, meta) VALUES (?, ?, ?, ?, ?, ?)`,
 			string(id), now.UnixNano(), now.UnixNano(), req.WorkDir, string(req.Parent), string(mb))
@@ -259,7 +300,7 @@ func (s *Store) check(ctx context.Context, id session.ID, st *state, hold bool) 
 		return nil
 	}
 	var repaired []session.Event
-	err := s.write(ctx, true, func(tx *sql.Tx) error {
+	err := s.write(ctx, true, false, func(tx *sql.Tx) error {
 		repaired = nil
 		var last int64
 		if err := tx.QueryRowContext(ctx, `SELECT last_seq FROM sessions WHERE id = ?`, string(id)).Scan(&last); err != nil {
@@ -409,11 +450,7 @@ func (s *Store) insert(ctx context.Context, tx *sql.Tx, id session.ID, last int6
 	if err := session.CheckAppend(id, last, events); err != nil {
 		return fmt.Errorf("sqlite: %w", err)
 	}
-	stmt, err := tx.PrepareContext(ctx, `INSERT INTO events (session, seq, time, type, turn, run, parent_run, agent, data)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`)
-	if err != nil {
-		return err
-	}
+	stmt := tx.StmtContext(ctx, s.insEv)
 	defer stmt.Close()
 	for i := range events {
 		e := &events[i]
@@ -430,8 +467,9 @@ func (s *Store) insert(ctx context.Context, tx *sql.Tx, id session.ID, last int6
 		}
 	}
 	lastEv := &events[len(events)-1]
-	_, err = tx.ExecContext(ctx, `UPDATE sessions SET last_seq = ?, updated = ? WHERE id = ?`,
-		lastEv.Seq, lastEv.Time.UnixNano(), string(id))
+	upd := tx.StmtContext(ctx, s.updSes)
+	defer upd.Close()
+	_, err := upd.ExecContext(ctx, lastEv.Seq, lastEv.Time.UnixNano(), string(id))
 	return err
 }
 
@@ -453,6 +491,12 @@ func payloadJSON(p session.Payload) ([]byte, error) {
 // seq must follow the session's last; see session.Store. The first Append
 // of a session takes its lock, which this Store holds until Close or Delete.
 func (s *Store) Append(ctx context.Context, id session.ID, events ...session.Event) error {
+	return s.append(ctx, id, events, false)
+}
+
+// append is Append, with the sync of the write-ahead log in the
+// background if async.
+func (s *Store) append(ctx context.Context, id session.ID, events []session.Event, async bool) error {
 	if len(events) == 0 {
 		return nil
 	}
@@ -466,10 +510,13 @@ func (s *Store) Append(ctx context.Context, id session.ID, events ...session.Eve
 	if err := s.check(ctx, id, st, true); err != nil {
 		return err
 	}
+	if err := s.bg.Err(); err != nil {
+		return err
+	}
 	if err := session.CheckAppend(id, st.lastSeq, events); err != nil {
 		return fmt.Errorf("sqlite: %w", err)
 	}
-	err = s.write(ctx, sync, func(tx *sql.Tx) error {
+	err = s.write(ctx, sync, async, func(tx *sql.Tx) error {
 		return s.insert(ctx, tx, id, st.lastSeq, events)
 	})
 	if err != nil {
@@ -501,7 +548,6 @@ func (s *Store) query(ctx context.Context, q querier, id session.ID, afterSeq in
 		}
 		defer rows.Close()
 		var (
-			buf            []byte
 			typ, turn, run string
 			prun, agent    string
 			seq, t         int64
@@ -512,18 +558,12 @@ func (s *Store) query(ctx context.Context, q querier, id session.ID, afterSeq in
 				yield(session.Event{}, fmt.Errorf("sqlite: read session %q: %w", id, err))
 				return
 			}
-			// Let the session codec pick the payload type from "type".
-			buf = append(buf[:0], `{"type":`...)
-			tb, _ := json.Marshal(typ)
-			buf = append(buf, tb...)
-			buf = append(buf, `,"data":`...)
-			buf = append(buf, data...)
-			buf = append(buf, '}')
-			ev, err := session.DecodeEvent(buf)
+			p, err := session.DecodePayload(typ, data)
 			if err != nil {
 				yield(session.Event{}, fmt.Errorf("sqlite: %s: session %q seq %d: %w", s.path, id, seq, err))
 				return
 			}
+			ev := session.Event{Data: p}
 			ev.Seq, ev.Time = seq, time.Unix(0, t)
 			ev.Session, ev.Turn, ev.Run = id, session.TurnID(turn), session.RunID(run)
 			ev.ParentRun, ev.Agent = session.RunID(prun), agent
@@ -643,7 +683,7 @@ func (s *Store) SetMeta(ctx context.Context, id session.ID, key, value string) e
 	if s.isClosed() {
 		return session.ErrClosed
 	}
-	err := s.write(ctx, false, func(tx *sql.Tx) error {
+	err := s.write(ctx, false, false, func(tx *sql.Tx) error {
 		var raw string
 		if err := tx.QueryRowContext(ctx, `SELECT meta FROM sessions WHERE id = ?`, string(id)).Scan(&raw); err != nil {
 			if errors.Is(err, sql.ErrNoRows) {
@@ -682,7 +722,7 @@ func (s *Store) Delete(ctx context.Context, id session.ID) error {
 	}
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	err = s.write(ctx, true, func(tx *sql.Tx) error {
+	err = s.write(ctx, true, false, func(tx *sql.Tx) error {
 		h, locked, err := s.lockHolder(ctx, tx, id)
 		if err != nil {
 			return err
@@ -714,8 +754,9 @@ func (s *Store) Delete(ctx context.Context, id session.ID) error {
 	return nil
 }
 
-// Close releases the Store's locks and closes the database. It is
-// idempotent; the Store is unusable afterwards.
+// Close waits for the background syncs of AppendAsync, returning the
+// error of one that failed, releases the Store's locks and closes the
+// database. It is idempotent; the Store is unusable afterwards.
 func (s *Store) Close() error {
 	s.mu.Lock()
 	if s.closed {
@@ -728,11 +769,12 @@ func (s *Store) Close() error {
 	s.mu.Unlock()
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
-	var errs []error
+	// Under wmu no commit can start another background sync.
+	errs := []error{s.bg.Drain()}
 	if _, err := s.w.ExecContext(context.Background(), `DELETE FROM locks WHERE owner = ?`, s.owner); err != nil {
 		errs = append(errs, fmt.Errorf("sqlite: close: release locks: %w", err))
 	}
-	errs = append(errs, s.w.Close())
+	errs = append(errs, s.insEv.Close(), s.updSes.Close(), s.w.Close())
 	s.w = nil
 	errs = append(errs, s.db.Close())
 	return errors.Join(errs...)

@@ -1,0 +1,158 @@
+// Package syncq takes a durable store's syncs off the appender's path.
+//
+// A Queue counts what a store has written with a number that only grows
+// (bytes of a file, commits of a database). An appender that wants the
+// first n of it on stable storage calls Request; a goroutine, started
+// when there is work and gone when there is none, runs the store's sync
+// until every request is met, and one sync covers every request made
+// before it began. Wait blocks until the requests so far are met. A
+// failed sync is kept: Err, Wait and Drain return it from then on, since
+// after a failed fsync the kernel may have dropped the dirty pages and a
+// later sync that succeeds proves nothing.
+package syncq
+
+import (
+	"context"
+	"sync"
+)
+
+// Queue is the background sync of one store or file. The zero Queue is
+// ready to use.
+type Queue struct {
+	mu      sync.Mutex
+	want    int64 // what must reach stable storage
+	done    int64 // what is known to be on stable storage
+	err     error
+	running bool
+	wake    chan struct{} // closed and replaced when done, err or running change
+}
+
+// signal wakes every waiter; q.mu is held.
+func (q *Queue) signal() {
+	if q.wake != nil {
+		close(q.wake)
+	}
+	q.wake = make(chan struct{})
+}
+
+// waitCh returns the channel the next change closes; q.mu is held.
+func (q *Queue) waitCh() <-chan struct{} {
+	if q.wake == nil {
+		q.wake = make(chan struct{})
+	}
+	return q.wake
+}
+
+// Request asks for the first n to be synced in the background by sync,
+// which must cover everything written before it is called. The caller
+// keeps what sync uses open until Drain returns.
+func (q *Queue) Request(n int64, sync func() error) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if n <= q.want {
+		return
+	}
+	q.want = n
+	if q.running || q.err != nil {
+		return
+	}
+	q.running = true
+	go q.run(sync)
+}
+
+// run syncs until every request is met or a sync fails.
+func (q *Queue) run(sync func() error) {
+	for {
+		q.mu.Lock()
+		if q.err != nil || q.done >= q.want {
+			q.running = false
+			q.signal()
+			q.mu.Unlock()
+			return
+		}
+		target := q.want
+		q.mu.Unlock()
+		err := sync()
+		q.mu.Lock()
+		if err != nil {
+			q.err = err
+		} else {
+			q.done = max(q.done, target)
+		}
+		q.signal()
+		q.mu.Unlock()
+	}
+}
+
+// Synced records that the caller synced the first n itself.
+func (q *Queue) Synced(n int64) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.done = max(q.done, n)
+	q.want = max(q.want, n)
+}
+
+// Fail records err, from a sync the caller ran itself, as a failed sync
+// if requests are waiting for one: what they asked for may then never
+// reach stable storage, however a later sync ends.
+func (q *Queue) Fail(err error) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.err == nil && q.want > q.done {
+		q.err = err
+		q.signal()
+	}
+}
+
+// Err returns the error of a failed sync, if any.
+func (q *Queue) Err() error {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.err
+}
+
+// Wait returns once every request so far is met, with the error of a
+// failed sync, or ctx's error when it is done first.
+func (q *Queue) Wait(ctx context.Context) error {
+	q.mu.Lock()
+	target := q.want
+	q.mu.Unlock()
+	for {
+		q.mu.Lock()
+		if q.err != nil || q.done >= target {
+			err := q.err
+			q.mu.Unlock()
+			return err
+		}
+		ch := q.waitCh()
+		q.mu.Unlock()
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-ch:
+		}
+	}
+}
+
+// Drain waits until the goroutine, if any, has stopped, and returns the
+// error of a failed sync.
+func (q *Queue) Drain() error {
+	for {
+		q.mu.Lock()
+		if !q.running {
+			err := q.err
+			q.mu.Unlock()
+			return err
+		}
+		ch := q.waitCh()
+		q.mu.Unlock()
+		<-ch
+	}
+}
+
+// Idle reports whether no sync is running.
+func (q *Queue) Idle() bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return !q.running
+}

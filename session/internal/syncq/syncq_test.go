@@ -1,0 +1,112 @@
+package syncq
+
+import (
+	"context"
+	"errors"
+	"testing"
+)
+
+// gate is a sync that blocks until released, counting its calls.
+type gate struct {
+	entered chan struct{}
+	release chan error
+	calls   int
+}
+
+func newGate() *gate { return &gate{entered: make(chan struct{}), release: make(chan error)} }
+
+func (g *gate) sync() error {
+	g.calls++
+	g.entered <- struct{}{}
+	return <-g.release
+}
+
+func TestCoalesces(t *testing.T) {
+	var q Queue
+	g := newGate()
+	q.Request(1, g.sync)
+	<-g.entered // the sync of 1 runs
+	// Requests made meanwhile are met by one more sync.
+	q.Request(2, g.sync)
+	q.Request(3, g.sync)
+	q.Request(2, g.sync) // already asked for
+	waited := make(chan error)
+	go func() { waited <- q.Wait(context.Background()) }()
+	g.release <- nil
+	<-g.entered
+	g.release <- nil
+	if err := <-waited; err != nil {
+		t.Fatalf("Wait: %v", err)
+	}
+	if err := q.Drain(); err != nil {
+		t.Fatalf("Drain: %v", err)
+	}
+	if g.calls != 2 {
+		t.Errorf("syncs = %d, want 2 (the first, and one covering the requests made during it)", g.calls)
+	}
+	if !q.Idle() {
+		t.Error("a sync goroutine is left after Drain")
+	}
+	q.Synced(5)
+	if err := q.Wait(context.Background()); err != nil {
+		t.Errorf("Wait after Synced: %v", err)
+	}
+}
+
+func TestErrorSticks(t *testing.T) {
+	var q Queue
+	g := newGate()
+	q.Request(1, g.sync)
+	<-g.entered
+	boom := errors.New("disk gone")
+	g.release <- boom
+	if err := q.Wait(context.Background()); !errors.Is(err, boom) {
+		t.Fatalf("Wait: %v, want the sync's error", err)
+	}
+	q.Request(2, g.sync) // starts nothing: the error stays
+	for _, err := range []error{q.Err(), q.Drain(), q.Wait(context.Background())} {
+		if !errors.Is(err, boom) {
+			t.Errorf("after a failed sync: err = %v, want it", err)
+		}
+	}
+	if g.calls != 1 {
+		t.Errorf("syncs = %d, want 1", g.calls)
+	}
+}
+
+func TestWaitStopsWithContext(t *testing.T) {
+	var q Queue
+	g := newGate()
+	q.Request(1, g.sync)
+	<-g.entered
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := q.Wait(ctx); !errors.Is(err, context.Canceled) {
+		t.Errorf("Wait with a cancelled context: %v, want context.Canceled", err)
+	}
+	g.release <- nil
+	if err := q.Drain(); err != nil {
+		t.Fatalf("Drain: %v", err)
+	}
+}
+
+func TestFailOnlyWithWaiters(t *testing.T) {
+	var q Queue
+	boom := errors.New("caller's own sync failed")
+	q.Fail(boom) // nothing waits: a synchronous append's failure is its own
+	if err := q.Err(); err != nil {
+		t.Fatalf("Err after Fail with no request: %v, want nil", err)
+	}
+	g := newGate()
+	q.Request(1, g.sync)
+	<-g.entered
+	q.Request(2, g.sync)
+	q.Fail(boom)
+	g.release <- nil // the sync of 1 succeeds, but 2 was asked for before the failure
+	if err := q.Wait(context.Background()); !errors.Is(err, boom) {
+		t.Errorf("Wait: %v, want the caller's failure", err)
+	}
+	if err := q.Drain(); !errors.Is(err, boom) {
+		t.Errorf("Drain: %v, want the caller's failure", err)
+	}
+}

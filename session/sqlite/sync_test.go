@@ -1,0 +1,77 @@
+package sqlite
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/reinhq/rein/session"
+	"github.com/reinhq/rein/session/sessiontest"
+)
+
+func openTest(t *testing.T) *Store {
+	t.Helper()
+	st, err := Open(filepath.Join(t.TempDir(), "s.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	if _, err := st.Create(context.Background(), &session.CreateRequest{ID: "s"}); err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
+func TestAppendAsyncSyncsTheLog(t *testing.T) {
+	ctx := context.Background()
+	st := openTest(t)
+	if st.wal == "" {
+		t.Fatal("the database is not in WAL mode")
+	}
+	l := sessiontest.NewLog("s").FullTurn("one", "c1").FullTurn("two")
+	for _, e := range l.Events {
+		if err := st.AppendAsync(ctx, "s", e); err != nil {
+			t.Fatalf("AppendAsync seq %d: %v", e.Seq, err)
+		}
+	}
+	if _, err := os.Stat(st.wal); err != nil {
+		t.Fatalf("write-ahead log: %v", err)
+	}
+	if err := st.Sync(ctx, "s"); err != nil {
+		t.Fatalf("Sync: %v", err)
+	}
+	if err := st.Close(); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	if !st.bg.Idle() {
+		t.Error("a background sync is still running after Close")
+	}
+}
+
+func TestAppendAsyncReportsFailedSync(t *testing.T) {
+	ctx := context.Background()
+	st := openTest(t)
+	// A file of /proc cannot be synced (fsync is EINVAL).
+	st.wal = "/proc/self/stat"
+	l := sessiontest.NewLog("s").FullTurn("one")
+	if err := st.AppendAsync(ctx, "s", l.Events...); err != nil {
+		t.Fatalf("AppendAsync: %v (the commit succeeds; the sync fails later)", err)
+	}
+	next := sessiontest.NewLog("s").FullTurn("one").FullTurn("two").Events[len(l.Events):]
+	checks := []struct {
+		op  string
+		err error
+	}{
+		{"Sync", st.Sync(ctx, "s")},
+		{"second Sync", st.Sync(ctx, "s")},
+		{"Append", st.Append(ctx, "s", next...)},
+		{"Close", st.Close()},
+	}
+	for _, c := range checks {
+		if c.err == nil || !strings.Contains(c.err.Error(), "sync /proc/self/stat") || !strings.Contains(c.err.Error(), "reopen the store") {
+			t.Errorf("%s after a failed background sync: err = %v, want the sync error with a hint", c.op, c.err)
+		}
+	}
+}
