@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"path/filepath"
 	"runtime"
 	"strconv"
 	"syscall"
@@ -19,6 +20,8 @@ import (
 	"github.com/reinhq/rein/llm/llmtest"
 	"github.com/reinhq/rein/provider/anthropic"
 	"github.com/reinhq/rein/session"
+	"github.com/reinhq/rein/session/jsonl"
+	"github.com/reinhq/rein/session/sqlite"
 	"github.com/reinhq/rein/tool"
 )
 
@@ -40,15 +43,21 @@ func script(n int) []llmtest.Entry {
 	return append(out, llmtest.Reply("done"))
 }
 
-// run is one turn of n steps through the agent and the real adapter.
+// run is one turn of n steps through the agent and the real adapter,
+// over the in-memory store.
 func run(b testing.TB, srv *llmtest.CannedServer, n int) {
+	runOn(b, srv, n, session.NewMemStore())
+}
+
+// runOn is run over store.
+func runOn(b testing.TB, srv *llmtest.CannedServer, n int, store session.Store) {
 	m, err := anthropic.New(&anthropic.Options{APIKey: "test", BaseURL: srv.URL, HTTPClient: srv.Client()})
 	if err != nil {
 		b.Fatal(err)
 	}
 	a, err := agent.New(&agent.Options{Model: m, Provider: "anthropic", ModelName: model, Tools: []tool.Tool{noop},
 		System: "You run tools.", PromptCache: &llm.CacheHint{},
-		Store: session.NewMemStore(), Limits: agent.Limits{MaxSteps: n + 1}})
+		Store: store, Limits: agent.Limits{MaxSteps: n + 1}})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -98,6 +107,41 @@ func BenchmarkFullStack(b *testing.B) {
 					exchange(b, client, srv.URL+"/v1/messages", body[:l])
 				}
 			})
+		})
+	}
+}
+
+// BenchmarkFullStackStores is BenchmarkFullStack's agent loop at N=100
+// over each durable store, beside the in-memory one: what the log's
+// durability costs a step end to end.
+func BenchmarkFullStackStores(b *testing.B) {
+	const n = 100
+	stores := []struct {
+		name string
+		open func(b *testing.B) session.Store
+	}{
+		{"mem", func(*testing.B) session.Store { return session.NewMemStore() }},
+		{"jsonl", func(b *testing.B) session.Store {
+			st, err := jsonl.Open(b.TempDir(), nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			return st
+		}},
+		{"sqlite", func(b *testing.B) session.Store {
+			st, err := sqlite.Open(filepath.Join(b.TempDir(), "s.db"), nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			return st
+		}},
+	}
+	for _, s := range stores {
+		b.Run(s.name+"/N="+strconv.Itoa(n), func(b *testing.B) {
+			srv := canned(b, n)
+			st := s.open(b)
+			defer st.Close()
+			measure(b, n, func() { runOn(b, srv, n, st) })
 		})
 	}
 }
