@@ -39,6 +39,8 @@ var testLayers = map[string][]string{
 	"agent":        {"provider"}, // the loop against real adapters' wire shapes
 	"hook/command": {"agent"},    // command hooks driven by the loop
 	"mcp":          {"agent"},    // MCP tools called by the loop
+	// the full-stack benchmark: the loop over a real adapter and stores
+	"internal/benchfull": {"agent", "provider"},
 }
 
 // stdlibOnly lists packages that may import nothing outside the standard
