@@ -41,6 +41,9 @@ type agentFlags struct {
 	system   string
 	mcp      []string // --mcp NAME=COMMAND… or NAME=URL
 	hooks    string   // --hooks-from
+	// store, when set, is a store the host keeps open for many agents
+	// (rein serve); setup.Close leaves it open.
+	store session.Store
 }
 
 func (f *agentFlags) register(cmd *cobra.Command) {
@@ -76,6 +79,7 @@ type setup struct {
 	mcp      *mcp.Manager // nil without MCP servers
 	mcpLog   *mcpLog      // its lifecycle events, for the session log
 	resumed  bool         // the session existed before
+	shared   bool         // store is the host's: not closed here
 }
 
 // mcpSets gives the agent the MCP servers' current tools at every step.
@@ -115,7 +119,7 @@ func (s *setup) closeWith(reason string) error {
 			errs = append(errs, c.Close())
 		}
 	}
-	if s.store != nil {
+	if s.store != nil && !s.shared {
 		errs = append(errs, s.store.Close())
 	}
 	return errors.Join(errs...)
@@ -237,7 +241,9 @@ func (a *app) build(ctx context.Context, f *agentFlags, ask tool.Approver, inter
 	if err != nil {
 		return nil, err
 	}
-	if s.store, err = openStore(a.storeSpecValue()); err != nil {
+	if f.store != nil {
+		s.store, s.shared = f.store, true
+	} else if s.store, err = openStore(a.storeSpecValue()); err != nil {
 		return nil, err
 	}
 	if f.session != "" {
