@@ -58,7 +58,9 @@ func TestAuthRefusedWithoutToken(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				var e struct{ Error struct{ Code, Message string } }
+				var e struct {
+					Error struct{ Code, Message string }
+				}
 				json.NewDecoder(resp.Body).Decode(&e)
 				resp.Body.Close()
 				if resp.StatusCode != http.StatusUnauthorized || e.Error.Code != "unauthorized" || !strings.Contains(e.Error.Message, "Authorization: Bearer") {

@@ -224,4 +224,3 @@ func (s *Server) approve(w http.ResponseWriter, r *http.Request) {
 	}
 	writeJSON(w, http.StatusOK, map[string]string{"decision": body.Decision})
 }
-
