@@ -137,6 +137,8 @@ func (s *Server) follow(ctx context.Context, id session.ID, after int64) (evs <-
 // streamSSE serves the log after a seq and then every new event, each with
 // id: SEQ so a reconnecting client resumes exactly after the last one it
 // saw, and transient events (deltas, approval requests) without an id.
+// A client behind the session's feed reads the store itself until it has
+// caught up, then copies the feed's frames.
 func (s *Server) streamSSE(w http.ResponseWriter, r *http.Request, id session.ID, after int64) {
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
@@ -149,10 +151,7 @@ func (s *Server) streamSSE(w http.ResponseWriter, r *http.Request, id session.ID
 	}
 	sb, unsub := l.subscribe()
 	defer unsub()
-	trans := sb.ch
-	evs, errc, wait := s.follow(ctx, id, after)
-	defer wait()
-	defer cancel()
+	fd := l.startFeed(ctx)
 
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")
@@ -167,33 +166,67 @@ func (s *Server) streamSSE(w http.ResponseWriter, r *http.Request, id session.ID
 	var held []transient
 	sent := after
 	for sw.err == nil {
-		select {
-		case ev, ok := <-evs:
-			if !ok {
-				if err := <-errc; err != nil && !errors.Is(err, session.ErrNotFound) {
-					sw.comment("error: " + err.Error())
-				}
-				return
-			}
-			sw.event(ev)
-			sent = ev.Seq
+		frames, last, behind, first, wake, ferr := fd.since(sent)
+		if behind {
+			sent = s.replay(ctx, sw, id, sent, first-1)
 			held = releaseHeld(sw, held, sent)
-		case t := <-trans:
+			sw.flush()
+			continue
+		}
+		for _, b := range frames {
+			sw.raw(b)
+		}
+		if len(frames) > 0 {
+			sent = last
+			held = releaseHeld(sw, held, sent)
+			sw.flush()
+			continue
+		}
+		if ferr != nil {
+			if !errors.Is(ferr, session.ErrNotFound) {
+				sw.comment("error: " + ferr.Error())
+				sw.flush()
+			}
+			return
+		}
+		select {
+		case <-wake:
+		case t := <-sb.ch:
 			if t.after <= sent {
 				sw.data(t.data)
 			} else if len(held) < subBuffer {
 				held = append(held, t)
 			}
+			if len(sb.ch) == 0 {
+				sw.flush()
+			}
 		case <-tick.C:
 			sw.comment("ping")
+			sw.flush()
 		case <-ctx.Done():
 			return
 		}
-		// Write out once nothing more is ready, so a burst is one flush.
-		if len(evs) == 0 && len(trans) == 0 {
-			sw.flush()
+	}
+}
+
+// replay writes the stored events after seq up to upTo and returns the
+// last seq written.
+func (s *Server) replay(ctx context.Context, sw *sseWriter, id session.ID, seq, upTo int64) int64 {
+	for ev, err := range s.opts.Store.Events(ctx, id, seq) {
+		if err != nil {
+			sw.err = err
+			break
+		}
+		sw.event(ev)
+		if sw.err != nil {
+			break
+		}
+		seq = ev.Seq
+		if seq >= upTo {
+			break
 		}
 	}
+	return seq
 }
 
 // releaseHeld sends the held transient events whose place has been
@@ -224,15 +257,15 @@ func (sw *sseWriter) event(ev session.Event) {
 	if sw.err != nil {
 		return
 	}
-	sw.buf = strconv.AppendInt(append(sw.buf[:0], "id: "...), ev.Seq, 10)
-	sw.buf = append(sw.buf, "\ndata: "...)
-	b, err := session.AppendEventJSON(sw.buf, ev)
-	if err != nil {
-		sw.err = err
-		return
+	sw.buf, sw.err = appendFrame(sw.buf[:0], ev)
+	sw.raw(sw.buf)
+}
+
+// raw writes an encoded frame.
+func (sw *sseWriter) raw(b []byte) {
+	if sw.err == nil {
+		_, sw.err = sw.w.Write(b)
 	}
-	sw.buf = append(b, "\n\n"...)
-	_, sw.err = sw.w.Write(sw.buf)
 }
 
 // data writes a transient event: no id, so the client's last event id

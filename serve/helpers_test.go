@@ -4,9 +4,11 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -25,7 +27,7 @@ const testToken = "test-token"
 // fixture is a server over a memory store whose agents play a scripted
 // model, with the file tools in a temporary workspace and any extra tools.
 type fixture struct {
-	t     *testing.T
+	t     testing.TB
 	srv   *serve.Server
 	ts    *httptest.Server
 	store *session.MemStore
@@ -38,7 +40,7 @@ type fixtureOptions struct {
 	markdown bool
 }
 
-func newFixture(t *testing.T, fo *fixtureOptions, entries ...llmtest.Entry) *fixture {
+func newFixture(t testing.TB, fo *fixtureOptions, entries ...llmtest.Entry) *fixture {
 	t.Helper()
 	if fo == nil {
 		fo = &fixtureOptions{}
@@ -121,7 +123,7 @@ func (f *fixture) want(status int, method, path, body string, out any) []byte {
 }
 
 // errorCode returns the code of a JSON error body.
-func errorCode(t *testing.T, b []byte) string {
+func errorCode(t testing.TB, b []byte) string {
 	t.Helper()
 	var e struct {
 		Error struct{ Code, Message string }
@@ -154,13 +156,15 @@ type wireEvent struct {
 	Data json.RawMessage `json:"data"`
 }
 
-func (fr frame) event(t *testing.T) wireEvent {
-	t.Helper()
+func (fr frame) event() (wireEvent, error) {
 	var e wireEvent
 	if err := json.Unmarshal([]byte(fr.data), &e); err != nil {
-		t.Fatalf("frame data %q: %v", fr.data, err)
+		return e, fmt.Errorf("frame data %q: %v", fr.data, err)
 	}
-	return e
+	if fr.hasID != (e.Seq > 0) || fr.hasID && fr.id != strconv.FormatInt(e.Seq, 10) {
+		return e, fmt.Errorf("event %s seq %d has id %q: persisted events carry their seq as id, transient ones none", e.Type, e.Seq, fr.id)
+	}
+	return e, nil
 }
 
 // sse is an open event stream.
@@ -173,6 +177,15 @@ type sse struct {
 // not empty.
 func (f *fixture) openSSE(ctx context.Context, id session.ID, lastID string) *sse {
 	f.t.Helper()
+	s, err := f.dialSSE(ctx, id, lastID)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return s
+}
+
+// dialSSE is openSSE for any goroutine.
+func (f *fixture) dialSSE(ctx context.Context, id session.ID, lastID string) (*sse, error) {
 	req, _ := http.NewRequestWithContext(ctx, "GET", f.ts.URL+"/v1/sessions/"+string(id)+"/events", nil)
 	req.Header.Set("Authorization", "Bearer "+testToken)
 	req.Header.Set("Accept", "text/event-stream")
@@ -181,14 +194,14 @@ func (f *fixture) openSSE(ctx context.Context, id session.ID, lastID string) *ss
 	}
 	resp, err := f.ts.Client().Do(req)
 	if err != nil {
-		f.t.Fatal(err)
+		return nil, err
 	}
 	if resp.StatusCode != http.StatusOK {
 		b, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
-		f.t.Fatalf("events: status %d: %s", resp.StatusCode, b)
+		return nil, fmt.Errorf("events: status %d: %s", resp.StatusCode, b)
 	}
-	return &sse{resp: resp, r: bufio.NewReader(resp.Body)}
+	return &sse{resp: resp, r: bufio.NewReader(resp.Body)}, nil
 }
 
 func (s *sse) Close() { s.resp.Body.Close() }
@@ -217,21 +230,30 @@ func (s *sse) next() (frame, error) {
 }
 
 // until reads events until one of type typ, returning every event read.
-func (s *sse) until(t *testing.T, typ string) []wireEvent {
+func (s *sse) until(t testing.TB, typ string) []wireEvent {
 	t.Helper()
+	out, err := s.read(func(e wireEvent) bool { return e.Type == typ })
+	if err != nil {
+		t.Fatalf("before a %s event: %v", typ, err)
+	}
+	return out
+}
+
+// read reads events until stop says so, returning every event read.
+func (s *sse) read(stop func(wireEvent) bool) ([]wireEvent, error) {
 	var out []wireEvent
 	for {
 		fr, err := s.next()
 		if err != nil {
-			t.Fatalf("stream ended before a %s event: %v (read %d)", typ, err, len(out))
+			return out, fmt.Errorf("stream ended after %d events: %w", len(out), err)
 		}
-		e := fr.event(t)
-		if fr.hasID != (e.Seq > 0) {
-			t.Fatalf("event %s seq %d has id %q: persisted events carry their seq as id, transient ones none", e.Type, e.Seq, fr.id)
+		e, err := fr.event()
+		if err != nil {
+			return out, err
 		}
 		out = append(out, e)
-		if e.Type == typ {
-			return out
+		if stop(e) {
+			return out, nil
 		}
 	}
 }

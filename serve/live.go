@@ -47,6 +47,7 @@ type live struct {
 	last    int64         // last seq the turn in flight has written
 	pending []*pending    // calls waiting for approval, oldest first
 	subs    map[*sub]struct{}
+	feed    *feed // nil until a stream asks
 }
 
 // pending is a call waiting for an answer through the API.
@@ -134,10 +135,13 @@ func (l *live) shut() error {
 	l.open.Lock()
 	defer l.open.Unlock()
 	l.mu.Lock()
-	a := l.agent
+	a, f := l.agent, l.feed
 	l.gone = true
-	l.agent = nil
+	l.agent, l.feed = nil, nil
 	l.mu.Unlock()
+	if f != nil {
+		f.close()
+	}
 	if a == nil {
 		return nil
 	}
