@@ -165,7 +165,20 @@ func (s *Server) streamSSE(w http.ResponseWriter, r *http.Request, id session.ID
 	defer tick.Stop()
 	var held []transient
 	sent := after
+	take := func(t transient) {
+		if t.after <= sent {
+			sw.data(t.data)
+		} else if len(held) < subBuffer {
+			held = append(held, t)
+		}
+	}
 	for sw.err == nil {
+		// Transient events published before the frames about to be
+		// written go first: a delta is published before the message that
+		// holds it is appended.
+		for len(sb.ch) > 0 {
+			take(<-sb.ch)
+		}
 		frames, last, behind, first, wake, ferr := fd.since(sent)
 		if behind {
 			sent = s.replay(ctx, sw, id, sent, first-1)
@@ -192,11 +205,7 @@ func (s *Server) streamSSE(w http.ResponseWriter, r *http.Request, id session.ID
 		select {
 		case <-wake:
 		case t := <-sb.ch:
-			if t.after <= sent {
-				sw.data(t.data)
-			} else if len(held) < subBuffer {
-				held = append(held, t)
-			}
+			take(t)
 			if len(sb.ch) == 0 {
 				sw.flush()
 			}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/reinhq/rein/agent"
+	"github.com/reinhq/rein/llm"
 	"github.com/reinhq/rein/llm/llmtest"
 	"github.com/reinhq/rein/serve"
 	"github.com/reinhq/rein/session"
@@ -38,6 +39,7 @@ type fixture struct {
 type fixtureOptions struct {
 	tools    []tool.Tool
 	markdown bool
+	wrap     func(llm.Model) llm.Model // wraps the scripted model
 }
 
 func newFixture(t testing.TB, fo *fixtureOptions, entries ...llmtest.Entry) *fixture {
@@ -51,8 +53,12 @@ func newFixture(t testing.TB, fo *fixtureOptions, entries ...llmtest.Entry) *fix
 		NewAgent: func(ctx context.Context, req *serve.SessionRequest) (*agent.Agent, error) {
 			tools := fs.NewTools(&sandbox.Policy{Root: req.Cwd}, nil)
 			tools = append(tools, fo.tools...)
+			var m llm.Model = f.model
+			if fo.wrap != nil {
+				m = fo.wrap(m)
+			}
 			return agent.New(&agent.Options{
-				Model: f.model, Provider: "anthropic", ModelName: "claude-sonnet-4-5",
+				Model: m, Provider: "anthropic", ModelName: "claude-sonnet-4-5",
 				Store: f.store, Session: req.Session, Tools: tools,
 				Approver: tool.NewPolicy(&tool.PolicyOptions{AllowReadOnly: true, Approver: req.Approver}),
 				Limits:   agent.Limits{MaxSteps: req.MaxSteps},
