@@ -202,6 +202,9 @@ func (s *Server) streamSSE(w http.ResponseWriter, r *http.Request, id session.ID
 			}
 			return
 		}
+		if sw.w.Buffered() > 0 {
+			sw.flush()
+		}
 		select {
 		case <-wake:
 		case t := <-sb.ch:
