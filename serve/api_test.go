@@ -366,3 +366,22 @@ func TestExportAndSummary(t *testing.T) {
 		t.Errorf("summary usage (-want +got):\n%s", diff)
 	}
 }
+
+func TestDeleteEndsStreams(t *testing.T) {
+	f := newFixture(t, nil, llmtest.Reply("hi"))
+	id := f.create("")
+	f.want(http.StatusAccepted, "POST", "/v1/sessions/"+string(id)+"/turns", `{"prompt":"x"}`, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	s := f.openSSE(ctx, id, "")
+	defer s.Close()
+	s.until(t, session.TypeTurnEnd)
+	f.want(http.StatusNoContent, "DELETE", "/v1/sessions/"+string(id), "", nil)
+	if fr, err := s.next(); err == nil {
+		t.Fatalf("after the delete the stream sent %q, want it to end", fr.data)
+	}
+	status, b := f.do("GET", "/v1/sessions/"+string(id)+"/events", "")
+	if status != http.StatusNotFound || errorCode(t, b) != "session_not_found" {
+		t.Errorf("events of a deleted session: %d %s", status, b)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/reinhq/rein/session"
 )
@@ -45,35 +46,77 @@ func (l *live) startFeed(ctx context.Context) *feed {
 	return f
 }
 
+// run reads the log as session.Follow does, but a whole store read at a
+// time, so the streams wake once per batch the run appends rather than
+// once per event.
 func (f *feed) run(ctx context.Context, st session.Store, id session.ID, after int64) {
 	defer close(f.done)
-	var buf []byte
-	for ev, err := range session.Follow(ctx, st, id, after) {
-		if err != nil {
-			f.mu.Lock()
-			f.err = err
-			close(f.wake)
-			f.wake = make(chan struct{})
-			f.mu.Unlock()
-			return
-		}
-		var ferr error
-		if buf, ferr = appendFrame(buf[:0], ev); ferr != nil {
-			buf = []byte(": unencodable event " + strconv.FormatInt(ev.Seq, 10) + "\n\n")
-		}
-		b := append([]byte(nil), buf...)
+	// However the feed ends, its streams are told: a store error, or
+	// errDeleted when the session was deleted or the server closes.
+	end := errDeleted
+	defer func() {
 		f.mu.Lock()
-		if len(f.frames) >= feedKeep {
-			n := copy(f.frames, f.frames[feedKeep/2:])
-			clear(f.frames[n:])
-			f.frames = f.frames[:n]
-			f.first += feedKeep / 2
-		}
-		f.frames = append(f.frames, b)
+		f.err = end
 		close(f.wake)
 		f.wake = make(chan struct{})
 		f.mu.Unlock()
+	}()
+	var notify <-chan struct{}
+	if n, ok := st.(session.Notifier); ok {
+		ch, cancel := n.Subscribe(id)
+		defer cancel()
+		notify = ch
 	}
+	timer := time.NewTimer(session.DefaultFollowInterval)
+	defer timer.Stop()
+	last := after
+	var buf []byte
+	for {
+		var batch [][]byte
+		for ev, err := range st.Events(ctx, id, last) {
+			if err != nil {
+				if ctx.Err() == nil {
+					end = err
+				}
+				return
+			}
+			if ev.Seq <= last {
+				continue
+			}
+			last = ev.Seq
+			var ferr error
+			if buf, ferr = appendFrame(buf[:0], ev); ferr != nil {
+				buf = []byte(": unencodable event " + strconv.FormatInt(ev.Seq, 10) + "\n\n")
+			}
+			batch = append(batch, append([]byte(nil), buf...))
+		}
+		if len(batch) > 0 {
+			f.add(batch)
+		}
+		timer.Reset(session.DefaultFollowInterval)
+		select {
+		case <-ctx.Done():
+			return
+		case <-notify:
+		case <-timer.C:
+		}
+	}
+}
+
+// add appends frames and wakes the streams once.
+func (f *feed) add(batch [][]byte) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(f.frames)+len(batch) > feedKeep {
+		drop := min(len(f.frames), len(f.frames)+len(batch)-feedKeep/2)
+		n := copy(f.frames, f.frames[drop:])
+		clear(f.frames[n:])
+		f.frames = f.frames[:n]
+		f.first += int64(drop)
+	}
+	f.frames = append(f.frames, batch...)
+	close(f.wake)
+	f.wake = make(chan struct{})
 }
 
 // close stops the feed and waits for it.

@@ -26,8 +26,9 @@ const (
 	MetaTitle    = "title"
 )
 
-// errDeleted is the state of a live session whose session was deleted.
-var errDeleted = errors.New("serve: session deleted")
+// errDeleted is the state of a live session whose session was deleted
+// (or whose server closed); it wraps session.ErrNotFound.
+var errDeleted = fmt.Errorf("serve: session deleted: %w", session.ErrNotFound)
 
 // errServerClosed answers requests that arrive during Close.
 var errServerClosed = errors.New("serve: the server is shutting down")
@@ -69,7 +70,7 @@ func (s *Server) session(ctx context.Context, id session.ID) (*live, error) {
 	a, gone := l.agent, l.gone
 	l.mu.Unlock()
 	if gone {
-		return nil, fmt.Errorf("%w: %w", errDeleted, session.ErrNotFound)
+		return nil, errDeleted
 	}
 	if a != nil {
 		return l, nil
