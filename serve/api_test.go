@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -383,5 +384,46 @@ func TestDeleteEndsStreams(t *testing.T) {
 	status, b := f.do("GET", "/v1/sessions/"+string(id)+"/events", "")
 	if status != http.StatusNotFound || errorCode(t, b) != "session_not_found" {
 		t.Errorf("events of a deleted session: %d %s", status, b)
+	}
+}
+
+func TestManySessionsAtOnce(t *testing.T) {
+	const n = 20
+	b := newBlocker()
+	var entries []llmtest.Entry
+	for i := range n {
+		entries = append(entries, llmtest.CallTool("c"+strconv.Itoa(i), "wait", `{}`))
+	}
+	for range n {
+		entries = append(entries, llmtest.Reply("done"))
+	}
+	f := newFixture(t, &fixtureOptions{tools: []tool.Tool{b.tool()}}, entries...)
+	ids := make([]session.ID, n)
+	for i := range ids {
+		ids[i] = f.create("")
+		f.want(http.StatusAccepted, "POST", "/v1/sessions/"+string(ids[i])+"/turns", `{"prompt":"go"}`, nil)
+	}
+	// Every session's turn is in flight at once: each holds a tool call.
+	for range n {
+		<-b.started
+	}
+	var list serve.SessionList
+	f.want(http.StatusOK, "GET", "/v1/sessions", "", &list)
+	running := 0
+	for _, s := range list.Sessions {
+		if s.Running {
+			running++
+		}
+	}
+	if running != n {
+		t.Errorf("%d sessions running, want %d", running, n)
+	}
+	close(b.release)
+	for _, id := range ids {
+		f.waitIdle(id)
+		evs := f.events(id)
+		if end, ok := evs[len(evs)-1].Data.(*session.TurnEnd); !ok || end.Reason != session.EndCompleted {
+			t.Errorf("session %s ended with %+v", id, evs[len(evs)-1].Data)
+		}
 	}
 }
