@@ -167,6 +167,7 @@ func TestBrowserTurnApprovalAndCost(t *testing.T) {
 		}),
 		poll(`document.getElementById('conn').textContent === 'live'`),
 	)
+	saveShot(t, ctx, "session-waiting.png")
 	do("approve the write from its button",
 		chromedp.Click(css(`.card[data-call-id="w1"] .approve-allow`)),
 		chromedp.WaitVisible(css(`.card[data-call-id="w1"][data-status="done"]`)),
@@ -189,15 +190,7 @@ func TestBrowserTurnApprovalAndCost(t *testing.T) {
 		t.Errorf("%d streaming blocks left after the turn ended", n)
 	}
 	diff := text(`.card[data-call-id="w1"] .diff`)
-	shot, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := filepath.Join(artifactDir(t), "session-view.png")
-	if err := os.WriteFile(out, shot, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("screenshot of the session view: %s", out)
+	saveShot(t, ctx, "session-view.png")
 	lastSeq, handled := seqAttr.Value, handledAttr.Value
 
 	f.waitIdle(id)
@@ -226,3 +219,17 @@ func TestBrowserTurnApprovalAndCost(t *testing.T) {
 func jsString(s string) string { return "'" + strings.ReplaceAll(s, "'", "\\'") + "'" }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+// saveShot saves a PNG screenshot of the page as a test artifact.
+func saveShot(t *testing.T, ctx context.Context, name string) {
+	t.Helper()
+	shot, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+	if err != nil {
+		t.Fatalf("screenshot: %v", err)
+	}
+	out := filepath.Join(artifactDir(t), name)
+	if err := os.WriteFile(out, shot, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("screenshot: %s", out)
+}

@@ -296,6 +296,7 @@ class View {
         this.finished = 0;
         this.setRunning(true);
         this.add(el('div', 'sep', 'turn · ' + d.trigger));
+        refreshSessions(); // a first prompt gives the session its title
         break;
       case 'turn.end':
         this.setRunning(false);
