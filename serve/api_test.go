@@ -427,3 +427,36 @@ func TestManySessionsAtOnce(t *testing.T) {
 		}
 	}
 }
+
+func TestNDJSONFollow(t *testing.T) {
+	b := newBlocker()
+	f := newFixture(t, &fixtureOptions{tools: []tool.Tool{b.tool()}}, llmtest.CallTool("c1", "wait", `{}`), llmtest.Reply("done"))
+	id := f.create("")
+	var started serve.TurnStarted
+	f.want(http.StatusAccepted, "POST", "/v1/sessions/"+string(id)+"/turns", `{"prompt":"go"}`, &started)
+	<-b.started
+	req, _ := http.NewRequest("GET", f.ts.URL+started.Events+"&follow=1", nil)
+	req.Header.Set("Authorization", "Bearer "+testToken)
+	req.Header.Set("Accept", "application/x-ndjson")
+	resp, err := f.ts.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	close(b.release) // the rest of the turn arrives while the client follows
+	dec := json.NewDecoder(resp.Body)
+	want := started.After + 1
+	for {
+		var ev wireEvent
+		if err := dec.Decode(&ev); err != nil {
+			t.Fatalf("after seq %d: %v", want-1, err)
+		}
+		if ev.Seq != want {
+			t.Fatalf("seq %d, want %d", ev.Seq, want)
+		}
+		want++
+		if ev.Type == session.TypeTurnEnd {
+			break
+		}
+	}
+}

@@ -269,6 +269,7 @@ class View {
     this.step = 0; // the step in progress
     this.finished = 0; // the last step whose response is shown in full
     this.summaryTimer = 0;
+    this.summaryAt = 0;
     this.stream = new Stream(id, (ev) => this.onEvent(ev), (s) => setConn(s));
     this.stream.run();
     this.refreshSummary();
@@ -276,6 +277,7 @@ class View {
 
   close() {
     this.stream.close();
+    clearTimeout(this.summaryTimer);
   }
 
   add(node) {
@@ -432,11 +434,22 @@ class View {
     let s = 'step ' + d.step + ' · ' + fmt.format(prompt) + ' in · ' + fmt.format(u.output || 0) + ' out';
     if (prompt > 0 && u.cache_read) s += ' · cache read ' + Math.round((100 * u.cache_read) / prompt) + '%';
     this.add(el('div', 'step', s));
-    clearTimeout(this.summaryTimer);
-    this.summaryTimer = setTimeout(() => this.refreshSummary(), 100);
+    this.summarySoon();
+  }
+
+  // summarySoon refreshes the totals after a step, at most every two
+  // seconds: the summary is built from the whole log.
+  summarySoon() {
+    if (this.summaryTimer) return;
+    const wait = Math.max(0, 2000 - (Date.now() - this.summaryAt));
+    this.summaryTimer = setTimeout(() => {
+      this.summaryTimer = 0;
+      this.refreshSummary();
+    }, wait);
   }
 
   async refreshSummary() {
+    this.summaryAt = Date.now();
     try {
       const s = await api('GET', '/sessions/' + this.id + '/summary');
       const u = s.usage || {};
