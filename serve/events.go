@@ -153,14 +153,7 @@ func (s *Server) streamSSE(w http.ResponseWriter, r *http.Request, id session.ID
 	defer unsub()
 	fd := l.startFeed(ctx)
 
-	h := w.Header()
-	h.Set("Content-Type", "text/event-stream")
-	h.Set("Cache-Control", "no-store")
-	h.Set("X-Accel-Buffering", "no")
-	w.WriteHeader(http.StatusOK)
-	sw := &sseWriter{w: bufio.NewWriterSize(w, 32<<10), rc: http.NewResponseController(w), timeout: s.opts.WriteTimeout}
-	sw.comment("rein " + string(id))
-	sw.flush()
+	sw := s.startSSE(w, id)
 	tick := time.NewTicker(s.opts.Heartbeat)
 	defer tick.Stop()
 	var held []transient
@@ -219,6 +212,20 @@ func (s *Server) streamSSE(w http.ResponseWriter, r *http.Request, id session.ID
 			return
 		}
 	}
+}
+
+// startSSE sends the headers of an event stream and a first comment, so
+// the client knows the stream is open.
+func (s *Server) startSSE(w http.ResponseWriter, id session.ID) *sseWriter {
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-store")
+	h.Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	sw := &sseWriter{w: bufio.NewWriterSize(w, 32<<10), rc: http.NewResponseController(w), timeout: s.opts.WriteTimeout}
+	sw.comment("rein " + string(id))
+	sw.flush()
+	return sw
 }
 
 // replay writes the stored events after seq up to upTo and returns the
