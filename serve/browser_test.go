@@ -96,50 +96,12 @@ func TestBrowserTurnApprovalAndCost(t *testing.T) {
 	ctx := newBrowser(t)
 	gate := make(chan struct{})
 	f := newFixture(t, &fixtureOptions{wrap: gated(gate)},
-		llmtest.Chunks(
-			&llm.BlockStart{Index: 0, Kind: llm.BlockText},
-			&llm.TextDelta{Index: 0, Text: "I'll write "},
-			&llm.TextDelta{Index: 0, Text: "**hello.txt** with a greeting:\n\n- one line\n- `plain` text"},
-			&llm.BlockEnd{Index: 0},
-			&llm.BlockStart{Index: 1, Kind: llm.BlockToolCall, ID: "w1", Name: "write"},
-			&llm.ToolCallDelta{Index: 1, Args: `{"path":"hello.txt","content":"Hello from the browser!\nSecond line.\n"}`},
-			&llm.BlockEnd{Index: 1},
-			&llm.UsageChunk{Usage: llm.Usage{Input: 1200, Output: 80}},
-			&llm.Finish{Reason: llm.FinishToolCalls},
-		),
-		llmtest.Reply("Done: `hello.txt` now greets you.").WithUsage(llm.Usage{Input: 150, Output: 20, CacheRead: 1200}),
-	)
+		writeScript()...)
 	id := f.create("")
 	page := f.ts.URL + "/#token=" + testToken
 
-	do := func(what string, steps ...chromedp.Action[chromedp.Void]) {
-		t.Helper()
-		if err := chromedp.Do(ctx, steps...); err != nil {
-			t.Fatalf("%s: %v", what, err)
-		}
-	}
-	text := func(sel string) string {
-		t.Helper()
-		v, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(sel)))
-		if err != nil {
-			t.Fatalf("text of %s: %v", sel, err)
-		}
-		return v
-	}
-	eval := func(expr string) int {
-		t.Helper()
-		v, err := chromedp.Run(ctx, chromedp.Evaluate[int](expr))
-		if err != nil {
-			t.Fatalf("%s: %v", expr, err)
-		}
-		return v
-	}
-	poll := func(expr string) chromedp.Action[chromedp.Void] {
-		return chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
-			_, err := chromedp.Poll[bool](expr, chromedp.WithPollingInterval(20*time.Millisecond))(ctx, tg)
-			return err
-		})
-	}
+	br := &browser{t: t, ctx: ctx}
+	do, text, eval := br.do, br.text, br.eval
 	type css = chromedp.CSS
 	do("open the session",
 		chromedp.Navigate(page),
@@ -219,6 +181,66 @@ func TestBrowserTurnApprovalAndCost(t *testing.T) {
 func jsString(s string) string { return "'" + strings.ReplaceAll(s, "'", "\\'") + "'" }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+// writeScript is a response that streams text, then asks to write
+// hello.txt, and an answer after the write, with usage to price.
+func writeScript() []llmtest.Entry {
+	return []llmtest.Entry{
+		llmtest.Chunks(
+			&llm.BlockStart{Index: 0, Kind: llm.BlockText},
+			&llm.TextDelta{Index: 0, Text: "I'll write "},
+			&llm.TextDelta{Index: 0, Text: "**hello.txt** with a greeting:\n\n- one line\n- `plain` text"},
+			&llm.BlockEnd{Index: 0},
+			&llm.BlockStart{Index: 1, Kind: llm.BlockToolCall, ID: "w1", Name: "write"},
+			&llm.ToolCallDelta{Index: 1, Args: `{"path":"hello.txt","content":"Hello from the browser!\nSecond line.\n"}`},
+			&llm.BlockEnd{Index: 1},
+			&llm.UsageChunk{Usage: llm.Usage{Input: 1200, Output: 80}},
+			&llm.Finish{Reason: llm.FinishToolCalls},
+		),
+		llmtest.Reply("Done: `hello.txt` now greets you.").WithUsage(llm.Usage{Input: 150, Output: 20, CacheRead: 1200}),
+	}
+}
+
+// browser runs a test's steps in its tab, failing the test on an error.
+type browser struct {
+	t   *testing.T
+	ctx context.Context
+}
+
+func (b *browser) do(what string, steps ...chromedp.Action[chromedp.Void]) {
+	b.t.Helper()
+	if err := chromedp.Do(b.ctx, steps...); err != nil {
+		b.t.Fatalf("%s: %v", what, err)
+	}
+}
+
+// text is the text of the element sel selects.
+func (b *browser) text(sel string) string {
+	b.t.Helper()
+	v, err := chromedp.Run(b.ctx, chromedp.Text(chromedp.CSS(sel)))
+	if err != nil {
+		b.t.Fatalf("text of %s: %v", sel, err)
+	}
+	return v
+}
+
+// eval is the number a JavaScript expression evaluates to.
+func (b *browser) eval(expr string) int {
+	b.t.Helper()
+	v, err := chromedp.Run(b.ctx, chromedp.Evaluate[int](expr))
+	if err != nil {
+		b.t.Fatalf("%s: %v", expr, err)
+	}
+	return v
+}
+
+// poll waits until a JavaScript expression is true.
+func poll(expr string) chromedp.Action[chromedp.Void] {
+	return chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+		_, err := chromedp.Poll[bool](expr, chromedp.WithPollingInterval(20*time.Millisecond))(ctx, tg)
+		return err
+	})
+}
 
 // saveShot saves a PNG screenshot of the page as a test artifact.
 func saveShot(t *testing.T, ctx context.Context, name string) {
