@@ -16,6 +16,7 @@ import (
 
 	"github.com/reinhq/rein/llm"
 	"github.com/reinhq/rein/llm/llmtest"
+	"github.com/reinhq/rein/tool"
 )
 
 // chromium finds the browser, or skips the test when none is installed.
@@ -254,4 +255,41 @@ func saveShot(t *testing.T, ctx context.Context, name string) {
 		t.Fatal(err)
 	}
 	t.Logf("screenshot: %s", out)
+}
+
+// TestBrowserSteerAndCancel: steer a running turn from the page, then
+// cancel it with its button.
+func TestBrowserSteerAndCancel(t *testing.T) {
+	ctx := newBrowser(t)
+	b := newBlocker()
+	f := newFixture(t, &fixtureOptions{tools: []tool.Tool{b.tool()}}, llmtest.CallTool("c1", "wait", `{}`), llmtest.Hang())
+	id := f.create("")
+	br := &browser{t: t, ctx: ctx}
+	type css = chromedp.CSS
+	br.do("open the session and start a turn",
+		chromedp.Navigate(f.ts.URL+"/#token="+testToken),
+		chromedp.WaitVisible(css(`#sessions li a`)),
+		chromedp.Click(css(`#sessions li a`)),
+		poll(`document.getElementById('conn').textContent === 'live'`),
+		chromedp.SendKeys(css(`#input`), "Wait a while"),
+		chromedp.Click(css(`#send`)),
+		chromedp.WaitVisible(css(`#steer`)),
+	)
+	<-b.started
+	br.do("steer it",
+		chromedp.SendKeys(css(`#input`), "also look at the docs"),
+		chromedp.Click(css(`#steer`)),
+		poll(`document.getElementById('input').value === ''`),
+	)
+	close(b.release)
+	br.do("see the steer and cancel",
+		chromedp.WaitVisible(css(`.msg.steer`)),
+		chromedp.Click(css(`#cancel`)),
+		chromedp.WaitVisible(css(`.sep.end.aborted`)),
+		chromedp.WaitVisible(css(`#send`)),
+	)
+	if got := strings.ToLower(br.text(`.sep.end.aborted`)); !strings.Contains(got, "aborted (user)") {
+		t.Errorf("turn end shown as %q, want aborted by the user", got)
+	}
+	f.waitIdle(id)
 }
