@@ -23,7 +23,7 @@ import (
 func TestNewRefusesMissingOptions(t *testing.T) {
 	st := session.NewMemStore()
 	defer st.Close()
-	mk := func(ctx context.Context, req *serve.SessionRequest) (*agent.Agent, error) { return nil, nil }
+	mk := func(ctx context.Context, req *serve.SessionRequest) (*serve.Handle, error) { return nil, nil }
 	for name, tc := range map[string]struct {
 		opts *serve.Options
 		want error

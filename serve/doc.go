@@ -28,11 +28,12 @@
 //	srv, err := serve.New(&serve.Options{
 //		Store: store,
 //		Token: token,
-//		NewAgent: func(ctx context.Context, req *serve.SessionRequest) (*agent.Agent, error) {
-//			return agent.New(&agent.Options{
+//		NewAgent: func(ctx context.Context, req *serve.SessionRequest) (*serve.Handle, error) {
+//			a, err := agent.New(&agent.Options{
 //				Model: model, Store: store, Session: req.Session,
 //				Tools: tools, Approver: req.Approver,
 //			})
+//			return &serve.Handle{Agent: a}, err
 //		},
 //	})
 //	if err != nil { … }

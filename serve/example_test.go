@@ -24,8 +24,9 @@ func Example() {
 	srv, err := serve.New(&serve.Options{
 		Store: store,
 		Token: "secret",
-		NewAgent: func(ctx context.Context, req *serve.SessionRequest) (*agent.Agent, error) {
-			return agent.New(&agent.Options{Model: model, Store: store, Session: req.Session, Approver: req.Approver})
+		NewAgent: func(ctx context.Context, req *serve.SessionRequest) (*serve.Handle, error) {
+			a, err := agent.New(&agent.Options{Model: model, Store: store, Session: req.Session, Approver: req.Approver})
+			return &serve.Handle{Agent: a}, err
 		},
 	})
 	if err != nil {

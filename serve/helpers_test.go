@@ -50,19 +50,20 @@ func newFixture(t testing.TB, fo *fixtureOptions, entries ...llmtest.Entry) *fix
 	f := &fixture{t: t, store: session.NewMemStore(), model: llmtest.NewModel(entries...), root: t.TempDir()}
 	opts := &serve.Options{
 		Store: f.store, Token: testToken, Root: f.root,
-		NewAgent: func(ctx context.Context, req *serve.SessionRequest) (*agent.Agent, error) {
+		NewAgent: func(ctx context.Context, req *serve.SessionRequest) (*serve.Handle, error) {
 			tools := fs.NewTools(&sandbox.Policy{Root: req.Cwd}, nil)
 			tools = append(tools, fo.tools...)
 			var m llm.Model = f.model
 			if fo.wrap != nil {
 				m = fo.wrap(m)
 			}
-			return agent.New(&agent.Options{
+			a, err := agent.New(&agent.Options{
 				Model: m, Provider: "anthropic", ModelName: "claude-sonnet-4-5",
 				Store: f.store, Session: req.Session, Tools: tools,
 				Approver: tool.NewPolicy(&tool.PolicyOptions{AllowReadOnly: true, Approver: req.Approver}),
 				Limits:   agent.Limits{MaxSteps: req.MaxSteps},
 			})
+			return &serve.Handle{Agent: a}, err
 		},
 	}
 	if fo.markdown {

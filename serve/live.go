@@ -42,6 +42,7 @@ type live struct {
 
 	mu      sync.Mutex
 	agent   *agent.Agent
+	handle  *Handle
 	gone    bool
 	running bool
 	done    chan struct{} // closed when the turn in flight ends
@@ -79,12 +80,15 @@ func (s *Server) session(ctx context.Context, id session.ID) (*live, error) {
 	if err != nil {
 		return nil, err
 	}
-	a, err = s.opts.NewAgent(ctx, s.request(info, l))
+	h, err := s.opts.NewAgent(ctx, s.request(info, l))
 	if err != nil {
 		return nil, err
 	}
+	if h == nil || h.Agent == nil {
+		return nil, errors.New("serve: NewAgent returned no agent")
+	}
 	l.mu.Lock()
-	l.agent = a
+	l.agent, l.handle = h.Agent, h
 	l.mu.Unlock()
 	return l, nil
 }
@@ -136,9 +140,9 @@ func (l *live) shut() error {
 	l.open.Lock()
 	defer l.open.Unlock()
 	l.mu.Lock()
-	a, f := l.agent, l.feed
+	a, h, f := l.agent, l.handle, l.feed
 	l.gone = true
-	l.agent, l.feed = nil, nil
+	l.agent, l.handle, l.feed = nil, nil, nil
 	l.mu.Unlock()
 	if f != nil {
 		f.close()
@@ -147,11 +151,11 @@ func (l *live) shut() error {
 		return nil
 	}
 	a.Cancel("server")
-	return a.Close()
+	return h.close()
 }
 
 // begin marks a turn as started; false when one is already running.
-func (l *live) begin() (*agent.Agent, bool) {
+func (l *live) begin() (*Handle, bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.running || l.agent == nil {
@@ -159,7 +163,7 @@ func (l *live) begin() (*agent.Agent, bool) {
 	}
 	l.running = true
 	l.done = make(chan struct{})
-	return l.agent, true
+	return l.handle, true
 }
 
 // current returns the agent when a turn is running.

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/reinhq/rein/agent"
+	"github.com/reinhq/rein/hook"
 	"github.com/reinhq/rein/llm"
 	"github.com/reinhq/rein/session"
 	"github.com/reinhq/rein/tool"
@@ -43,8 +44,8 @@ type Options struct {
 	// req.Session and should pass req.Approver on (as agent.Options.Approver,
 	// or behind a tool.Policy), else approvals never reach the API. An
 	// error wrapping ErrBadRequest is the client's mistake. The server
-	// closes the agent when the session is deleted or the server closes.
-	NewAgent func(ctx context.Context, req *SessionRequest) (*agent.Agent, error)
+	// closes the handle when the session is deleted or the server closes.
+	NewAgent func(ctx context.Context, req *SessionRequest) (*Handle, error)
 	// Token is the bearer token every API request must carry.
 	Token string
 	// Root is the workspace root: a session's cwd must lie inside it.
@@ -64,6 +65,25 @@ type Options struct {
 	WriteTimeout time.Duration
 	// Logger receives diagnostics; nil discards them.
 	Logger *slog.Logger
+}
+
+// Handle is an agent NewAgent built, with what the server needs around
+// it.
+type Handle struct {
+	Agent *agent.Agent
+	// RunHooks are run-level handlers every turn of the session gets
+	// (agent.RunRequest.Hooks); nil for none.
+	RunHooks *hook.Set
+	// Close releases the session's agent and what the host built around
+	// it; nil means Agent.Close. It must not close Options.Store.
+	Close func() error
+}
+
+func (h *Handle) close() error {
+	if h.Close != nil {
+		return h.Close()
+	}
+	return h.Agent.Close()
 }
 
 // SessionRequest is what NewAgent is asked to build: the session and the

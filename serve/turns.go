@@ -76,7 +76,7 @@ func (s *Server) startTurn(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	a, ok := l.begin()
+	h, ok := l.begin()
 	if !ok {
 		writeError(w, http.StatusConflict, "turn_running",
 			"a turn is already running in this session; wait for its turn.end event, steer it (POST …/steer), queue a follow-up (POST …/follow-up) or cancel it (POST …/cancel)")
@@ -105,7 +105,7 @@ func (s *Server) startTurn(w http.ResponseWriter, r *http.Request) {
 		}
 		return
 	}
-	go l.run(a, &agent.RunRequest{Prompt: body.Prompt}, info.LastSeq)
+	go l.run(h.Agent, &agent.RunRequest{Prompt: body.Prompt, Hooks: h.RunHooks}, info.LastSeq)
 	writeJSON(w, http.StatusAccepted, TurnStarted{
 		Session: l.id, After: info.LastSeq,
 		Events: fmt.Sprintf("/v1/sessions/%s/events?after=%d", l.id, info.LastSeq),

@@ -16,7 +16,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/reinhq/rein/agent"
 	"github.com/reinhq/rein/serve"
 	"github.com/reinhq/rein/session"
 )
@@ -180,8 +179,8 @@ var apiWords = strings.NewReplacer("--model ", `"model" `, "--model", `"model"`,
 
 // serveAgents builds each session's agent as 'rein run' does, from the
 // server's flags overridden by what the session was created with.
-func (a *app) serveAgents(base *agentFlags, st session.Store) func(context.Context, *serve.SessionRequest) (*agent.Agent, error) {
-	return func(ctx context.Context, req *serve.SessionRequest) (*agent.Agent, error) {
+func (a *app) serveAgents(base *agentFlags, st session.Store) func(context.Context, *serve.SessionRequest) (*serve.Handle, error) {
+	return func(ctx context.Context, req *serve.SessionRequest) (*serve.Handle, error) {
 		f := *base
 		f.session, f.fork, f.cwd, f.store = string(req.Session), "", req.Cwd, st
 		if req.Model != "" {
@@ -210,6 +209,8 @@ func (a *app) serveAgents(base *agentFlags, st session.Store) func(context.Conte
 			}
 			return nil, err
 		}
-		return s.agent, nil
+		// The MCP servers' auth checks ride every turn; closing fires the
+		// SessionEnd hooks and leaves the shared store open.
+		return &serve.Handle{Agent: s.agent, RunHooks: s.runHooks, Close: s.Close}, nil
 	}
 }
