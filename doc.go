@@ -10,7 +10,7 @@
 //     llm/llmtest has a scripted model and a fake provider server.
 //   - provider/anthropic, provider/openai: adapters to real providers.
 //   - session: the event log, its derivation into messages, and stores
-//     (session/jsonl, session/sqlite).
+//     (session/jsonl, session/sqlite, session/postgres).
 //   - tool: the tool seam, typed tools, validation; built-in tools below it.
 //   - hook: interception points and observers.
 //   - agent: the loop.

@@ -1,8 +1,8 @@
 package rein_test
 
 import (
-	"bufio"
-	"bytes"
+	"encoding/json"
+	"io"
 	"os/exec"
 	"strings"
 	"testing"
@@ -24,59 +24,105 @@ var layers = map[string][]string{
 	"agent":       {"llm", "tool", "session", "hook", "agent"},
 	"internal":    {"llm", "tool", "session", "hook", "internal"},
 	"serve":       {"llm", "tool", "session", "hook", "agent", "serve"},
+	"acp":         {"llm", "tool", "session", "hook", "mcp", "agent", "acp"},
 	"cmd":         {""}, // the host may import anything
 }
 
-// stdlibOnly lists packages that may import nothing outside the standard library.
+// testKit lists what every package's tests may import besides their own
+// layer and the package under test: the fakes and suites, and the internal
+// test-only packages.
+var testKit = []string{"llm/llmtest", "session/sessiontest", "tool/tooltest", "internal/golden", "internal/testwait"}
+
+// testLayers lists, for a package prefix, what its tests may import on top
+// of testKit: the end-to-end tests that run a package under the layer above
+// it. The longest matching prefix applies.
+var testLayers = map[string][]string{
+	"agent":        {"provider"}, // the loop against real adapters' wire shapes
+	"hook/command": {"agent"},    // command hooks driven by the loop
+	"mcp":          {"agent"},    // MCP tools called by the loop
+}
+
+// stdlibOnly lists packages that may import nothing outside the standard
+// library; their tests may import testOnlyThirdParty too.
 var stdlibOnly = []string{"llm"}
 
+var testOnlyThirdParty = []string{"github.com/google/go-cmp"}
+
+// listed is what `go list -json` says of a package's imports.
+type listed struct {
+	ImportPath   string
+	Imports      []string
+	TestImports  []string
+	XTestImports []string
+}
+
 func TestImportDirection(t *testing.T) {
-	out, err := exec.Command("go", "list", "-f", "{{.ImportPath}} {{join .Imports \" \"}}", "./...").Output()
-	if err != nil {
-		t.Fatalf("go list: %v", err)
-	}
-	sc := bufio.NewScanner(bytes.NewReader(out))
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		fields := strings.Fields(sc.Text())
-		if len(fields) == 0 {
-			continue
-		}
-		pkg := strings.TrimPrefix(strings.TrimPrefix(fields[0], module), "/")
+	for _, p := range listPackages(t) {
+		pkg := strings.TrimPrefix(strings.TrimPrefix(p.ImportPath, module), "/")
 		if pkg == "" {
 			continue
 		}
-		allowed, ok := rule(pkg)
+		allowed, ok := rule(layers, pkg)
 		if !ok {
 			t.Errorf("package %s has no layer rule; add it to layers", pkg)
 			continue
 		}
-		for _, imp := range fields[1:] {
-			if strings.HasPrefix(imp, module+"/cmd") {
-				t.Errorf("%s imports %s: nothing imports cmd", pkg, imp)
-			}
-			if inside(pkg, stdlibOnly) && strings.Contains(strings.Split(imp, "/")[0], ".") && !strings.HasPrefix(imp, module) {
-				t.Errorf("%s imports %s: it may use only the standard library", pkg, imp)
-			}
-			if !strings.HasPrefix(imp, module+"/") {
-				continue
-			}
-			dep := strings.TrimPrefix(imp, module+"/")
-			if !inside(dep, allowed) {
-				t.Errorf("%s imports %s, which is not below it (allowed: %v)", pkg, dep, allowed)
-			}
+		checkImports(t, pkg, "", p.Imports, allowed, nil)
+		extra, _ := rule(testLayers, pkg)
+		testAllowed := append(append(append([]string{pkg}, allowed...), testKit...), extra...)
+		checkImports(t, pkg, "a test of ", append(p.TestImports, p.XTestImports...), testAllowed, testOnlyThirdParty)
+	}
+}
+
+// checkImports checks the imports of pkg (or of its tests, as who says)
+// against the module packages allowed and, for a standard-library-only
+// package, the third-party modules thirdParty.
+func checkImports(t *testing.T, pkg, who string, imports, allowed, thirdParty []string) {
+	t.Helper()
+	for _, imp := range imports {
+		if strings.HasPrefix(imp, module+"/cmd") {
+			t.Errorf("%s%s imports %s: nothing imports cmd", who, pkg, imp)
+		}
+		thirdPartyImport := strings.Contains(strings.Split(imp, "/")[0], ".") && !strings.HasPrefix(imp, module)
+		if thirdPartyImport && inside(pkg, stdlibOnly) && !inside(imp, thirdParty) {
+			t.Errorf("%s%s imports %s: it may use only the standard library", who, pkg, imp)
+		}
+		if !strings.HasPrefix(imp, module+"/") {
+			continue
+		}
+		if dep := strings.TrimPrefix(imp, module+"/"); !inside(dep, allowed) {
+			t.Errorf("%s%s imports %s, which is not below it (allowed: %v)", who, pkg, dep, allowed)
 		}
 	}
 }
 
-func rule(pkg string) ([]string, bool) {
+func listPackages(t *testing.T) []listed {
+	t.Helper()
+	out, err := exec.Command("go", "list", "-json=ImportPath,Imports,TestImports,XTestImports", "./...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	var pkgs []listed
+	dec := json.NewDecoder(strings.NewReader(string(out)))
+	for {
+		var p listed
+		if err := dec.Decode(&p); err == io.EOF {
+			return pkgs
+		} else if err != nil {
+			t.Fatalf("go list output: %v", err)
+		}
+		pkgs = append(pkgs, p)
+	}
+}
+
+func rule(rules map[string][]string, pkg string) ([]string, bool) {
 	best, found := "", false
-	for prefix := range layers {
+	for prefix := range rules {
 		if (pkg == prefix || strings.HasPrefix(pkg, prefix+"/")) && len(prefix) >= len(best) {
 			best, found = prefix, true
 		}
 	}
-	return layers[best], found
+	return rules[best], found
 }
 
 // inside reports whether pkg is one of prefixes or below one; "" matches all.

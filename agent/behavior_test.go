@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
@@ -76,37 +78,37 @@ func TestB02_BalancedOnEveryExit(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			opts := &agent.Options{}
-			if tt.opts != nil {
-				tt.opts(opts)
-			}
-			h := newHarness(t, opts, tt.script...)
-			done := make(chan struct{})
-			go func() {
-				defer close(done)
-				h.a.Run(context.Background(), &agent.RunRequest{Prompt: "go"})
-			}()
-			if tt.during != nil {
-				tt.during(h)
-			}
-			<-done
-			evs := h.events()
-			if got := lastEnd(t, evs).Reason; got != tt.want {
-				t.Errorf("end = %s, want %s\n%s", got, tt.want, dump(evs))
-			}
+			synctest.Test(t, func(t *testing.T) {
+				opts := &agent.Options{}
+				if tt.opts != nil {
+					tt.opts(opts)
+				}
+				h := newHarness(t, opts, tt.script...)
+				done := make(chan struct{})
+				go func() {
+					defer close(done)
+					h.a.Run(context.Background(), &agent.RunRequest{Prompt: "go"})
+				}()
+				if tt.during != nil {
+					tt.during(h)
+				}
+				<-done
+				evs := h.events()
+				if got := lastEnd(t, evs).Reason; got != tt.want {
+					t.Errorf("end = %s, want %s\n%s", got, tt.want, dump(evs))
+				}
+			})
 		})
 	}
 }
 
-// waitCalls waits until the model has been called n times.
+// waitCalls lets every goroutine of the synctest bubble settle, then fails
+// unless the model has been called at least n times.
 func waitCalls(h *harness, n int) {
 	h.t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for h.m.Calls() < n {
-		if time.Now().After(deadline) {
-			h.t.Fatalf("model called %d times, want %d", h.m.Calls(), n)
-		}
-		time.Sleep(time.Millisecond)
+	synctest.Wait()
+	if got := h.m.Calls(); got < n {
+		h.t.Fatalf("model called %d times, want %d", got, n)
 	}
 }
 
@@ -144,28 +146,24 @@ func ofTypeEvents(evs []session.Event, typ string) []session.Event {
 }
 
 func TestB04_RunWhileInFlightIsRefused(t *testing.T) {
-	h := newHarness(t, nil, llmtest.Hang())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		h.a.Run(context.Background(), &agent.RunRequest{Prompt: "first"})
-	}()
-	waitCalls(h, 1)
-	before := len(readAll(t, h.store, h.a.Session()))
-	start := time.Now()
-	_, err := h.a.Run(context.Background(), &agent.RunRequest{Prompt: "second"})
-	if !errors.Is(err, agent.ErrBusy) {
-		t.Fatalf("second Run err = %v, want ErrBusy", err)
-	}
-	if time.Since(start) > time.Second {
-		t.Errorf("second Run took %v; it should fail at once", time.Since(start))
-	}
-	if after := len(readAll(t, h.store, h.a.Session())); after != before {
-		t.Errorf("second Run wrote %d events", after-before)
-	}
-	h.a.Cancel("user")
-	<-done
-	h.events()
+	synctest.Test(t, func(t *testing.T) {
+		h, done := hungRun(t, context.Background())
+		before := len(readAll(t, h.store, h.a.Session()))
+		start := time.Now()
+		_, err := h.a.Run(context.Background(), &agent.RunRequest{Prompt: "second"})
+		if !errors.Is(err, agent.ErrBusy) {
+			t.Fatalf("second Run err = %v, want ErrBusy", err)
+		}
+		if time.Since(start) > time.Second {
+			t.Errorf("second Run took %v; it should fail at once", time.Since(start))
+		}
+		if after := len(readAll(t, h.store, h.a.Session())); after != before {
+			t.Errorf("second Run wrote %d events", after-before)
+		}
+		h.a.Cancel("user")
+		<-done
+		h.events()
+	})
 }
 
 func TestB05_SecondTurnSeesFirstAfterReopen(t *testing.T) {
@@ -221,85 +219,105 @@ func TestB06_ParallelResultsInModelOrder(t *testing.T) {
 }
 
 func TestB06_SerialCapRunsOneByOne(t *testing.T) {
-	var mu sync.Mutex
-	var active, maxActive int
-	var order []string
-	mk := func(name string) tool.Tool {
-		return funcTool(name, func(ctx context.Context, c *tool.Call) (*tool.Result, error) {
-			mu.Lock()
-			active++
-			maxActive = max(maxActive, active)
-			order = append(order, name)
-			mu.Unlock()
-			time.Sleep(5 * time.Millisecond)
-			mu.Lock()
-			active--
-			mu.Unlock()
-			return tool.Text(name), nil
-		})
-	}
-	h := newHarness(t, &agent.Options{Parallel: 1, Tools: []tool.Tool{mk("a"), mk("b"), mk("c")}},
-		llmtest.CallTools(call("1", "a", `{}`), call("2", "b", `{}`), call("3", "c", `{}`)), llmtest.Reply("ok"))
-	h.run("go")
-	h.events()
-	if maxActive != 1 {
-		t.Errorf("max concurrent = %d, want 1", maxActive)
-	}
-	if diff := cmp.Diff([]string{"a", "b", "c"}, order); diff != "" {
-		t.Errorf("order (-want +got):\n%s", diff)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		sc := newSchedule()
+		h := newHarness(t, &agent.Options{Parallel: 1, Tools: []tool.Tool{sc.tool("a"), sc.tool("b"), sc.tool("c")}},
+			llmtest.CallTools(call("1", "a", `{}`), call("2", "b", `{}`), call("3", "c", `{}`)), llmtest.Reply("ok"))
+		done := h.runAsync("go")
+		sc.let(3)
+		<-done
+		h.events()
+		if sc.maxActive != 1 {
+			t.Errorf("max concurrent = %d, want 1", sc.maxActive)
+		}
+		if diff := cmp.Diff([]string{"a", "b", "c"}, sc.started()); diff != "" {
+			t.Errorf("order (-want +got):\n%s", diff)
+		}
+	})
 }
 
 func TestB06_ParallelCapBoundsConcurrency(t *testing.T) {
-	var mu sync.Mutex
-	var active, maxActive int
-	tl := funcTool("t", func(ctx context.Context, c *tool.Call) (*tool.Result, error) {
-		mu.Lock()
-		active++
-		maxActive = max(maxActive, active)
-		mu.Unlock()
-		time.Sleep(10 * time.Millisecond)
-		mu.Lock()
-		active--
-		mu.Unlock()
-		return tool.Text("ok"), nil
+	synctest.Test(t, func(t *testing.T) {
+		sc := newSchedule()
+		var calls []llm.ToolCall
+		for i := range 6 {
+			calls = append(calls, call(fmt.Sprint("c", i), "t", `{}`))
+		}
+		h := newHarness(t, &agent.Options{Parallel: 2, Tools: []tool.Tool{sc.tool("t")}}, llmtest.CallTools(calls...), llmtest.Reply("ok"))
+		done := h.runAsync("go")
+		sc.let(len(calls))
+		<-done
+		h.events()
+		if sc.maxActive != 2 {
+			t.Errorf("max concurrent = %d, want 2", sc.maxActive)
+		}
 	})
-	var calls []llm.ToolCall
-	for i := range 6 {
-		calls = append(calls, call(fmt.Sprint("c", i), "t", `{}`))
-	}
-	h := newHarness(t, &agent.Options{Parallel: 2, Tools: []tool.Tool{tl}}, llmtest.CallTools(calls...), llmtest.Reply("ok"))
-	h.run("go")
-	h.events()
-	if maxActive != 2 {
-		t.Errorf("max concurrent = %d, want 2", maxActive)
-	}
 }
 
 // exclusiveTool records when it runs relative to others.
 func TestB07_ExclusiveToolIsABarrier(t *testing.T) {
-	var mu sync.Mutex
-	var log []string
-	mk := func(name string, excl bool) tool.Tool {
-		f := funcTool(name, func(ctx context.Context, c *tool.Call) (*tool.Result, error) {
-			mu.Lock()
-			log = append(log, "start "+name)
-			mu.Unlock()
-			time.Sleep(5 * time.Millisecond)
-			mu.Lock()
-			log = append(log, "end "+name)
-			mu.Unlock()
-			return tool.Text(name), nil
-		})
-		f.ToolSpec.Exclusive = excl
-		return f
+	synctest.Test(t, func(t *testing.T) {
+		sc := newSchedule()
+		x := sc.tool("x")
+		x.ToolSpec.Exclusive = true
+		h := newHarness(t, &agent.Options{Tools: []tool.Tool{sc.tool("a"), x, sc.tool("b")}},
+			llmtest.CallTools(call("1", "a", `{}`), call("2", "x", `{}`), call("3", "b", `{}`)), llmtest.Reply("ok"))
+		done := h.runAsync("go")
+		sc.let(3)
+		<-done
+		h.events()
+		want := []string{"start a", "end a", "start x", "end x", "start b", "end b"}
+		if diff := cmp.Diff(want, sc.log); diff != "" {
+			t.Errorf("schedule (-want +got):\n%s", diff)
+		}
+	})
+}
+
+// schedule records when its tools start and end. A tool it makes holds,
+// once started, until the test lets it go, so the test decides when each
+// call ends and, by then, sees every call the loop started beside it.
+type schedule struct {
+	mu        sync.Mutex
+	active    int
+	maxActive int
+	log       []string
+	release   chan struct{}
+}
+
+func newSchedule() *schedule { return &schedule{release: make(chan struct{})} }
+
+func (s *schedule) tool(name string) *tool.Func {
+	return funcTool(name, func(context.Context, *tool.Call) (*tool.Result, error) {
+		s.mu.Lock()
+		s.active++
+		s.maxActive = max(s.maxActive, s.active)
+		s.log = append(s.log, "start "+name)
+		s.mu.Unlock()
+		<-s.release
+		s.mu.Lock()
+		s.active--
+		s.log = append(s.log, "end "+name)
+		s.mu.Unlock()
+		return tool.Text(name), nil
+	})
+}
+
+// let ends n calls one at a time, each once the synctest bubble has
+// settled: every call the loop would start beside the held ones has started.
+func (s *schedule) let(n int) {
+	for range n {
+		synctest.Wait()
+		s.release <- struct{}{}
 	}
-	h := newHarness(t, &agent.Options{Tools: []tool.Tool{mk("a", false), mk("x", true), mk("b", false)}},
-		llmtest.CallTools(call("1", "a", `{}`), call("2", "x", `{}`), call("3", "b", `{}`)), llmtest.Reply("ok"))
-	h.run("go")
-	h.events()
-	want := []string{"start a", "end a", "start x", "end x", "start b", "end b"}
-	if diff := cmp.Diff(want, log); diff != "" {
-		t.Errorf("schedule (-want +got):\n%s", diff)
+}
+
+// started lists the tools in the order they started.
+func (s *schedule) started() []string {
+	var out []string
+	for _, e := range s.log {
+		if name, ok := strings.CutPrefix(e, "start "); ok {
+			out = append(out, name)
+		}
 	}
+	return out
 }

@@ -69,6 +69,27 @@ var noop = &tool.Func{
 	Fn:       func(context.Context, *tool.Call) (*tool.Result, error) { return tool.Text("ok"), nil },
 }
 
+// runBench runs one turn of m with the no-op tool on the in-memory store,
+// no step limit, and opts (nil for none) for the rest, to completion.
+func runBench(b *testing.B, m *benchModel, opts *agent.Options) *agent.Result {
+	b.Helper()
+	if opts == nil {
+		opts = &agent.Options{}
+	}
+	opts.Model, opts.Provider, opts.ModelName = m, "bench", "m"
+	opts.Tools, opts.Store, opts.Limits = []tool.Tool{noop}, session.NewMemStore(), agent.Limits{MaxSteps: 1 << 30}
+	a, err := agent.New(opts)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer a.Close()
+	res, err := a.Run(context.Background(), &agent.RunRequest{Prompt: "go"})
+	if err != nil || res.Reason != session.EndCompleted {
+		b.Fatalf("run ended %v: %v", res.Reason, err)
+	}
+	return res
+}
+
 // BenchmarkStep measures the harness's overhead per step — one model
 // response with one tool call, a no-op tool, no hooks, the in-memory store
 // — after a history of about N prior events. One op is one step.
@@ -76,17 +97,7 @@ func BenchmarkStep(b *testing.B) {
 	for _, prior := range []int{10, 1000, 10000} {
 		b.Run(strconv.Itoa(prior)+"events", func(b *testing.B) {
 			b.ReportAllocs()
-			m := newBenchModel(b, max(prior/6, 1)) // a step writes 6 events
-			a, err := agent.New(&agent.Options{Model: m, Provider: "bench", ModelName: "m", Tools: []tool.Tool{noop},
-				Store: session.NewMemStore(), Limits: agent.Limits{MaxSteps: 1 << 30}})
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer a.Close()
-			res, err := a.Run(context.Background(), &agent.RunRequest{Prompt: "go"})
-			if err != nil || res.Reason != session.EndCompleted {
-				b.Fatalf("run ended %v: %v", res.Reason, err)
-			}
+			runBench(b, newBenchModel(b, max(prior/6, 1)), nil) // a step writes 6 events
 		})
 	}
 }
@@ -104,16 +115,7 @@ func BenchmarkStepWithHooks(b *testing.B) {
 		hs.ToolResult(name, func(context.Context, *hook.ToolResultInput) (hook.ResultDecision, error) { return nil, nil })
 		hs.StepEnd(name, func(context.Context, *hook.StepEndInput) (hook.StepEndDecision, error) { return nil, nil })
 	}
-	m := newBenchModel(b, 1000/6)
-	a, err := agent.New(&agent.Options{Model: m, Provider: "bench", ModelName: "m", Tools: []tool.Tool{noop}, Hooks: hs,
-		Store: session.NewMemStore(), Limits: agent.Limits{MaxSteps: 1 << 30}})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer a.Close()
-	if res, err := a.Run(context.Background(), &agent.RunRequest{Prompt: "go"}); err != nil || res.Reason != session.EndCompleted {
-		b.Fatalf("run ended %v: %v", res.Reason, err)
-	}
+	runBench(b, newBenchModel(b, 1000/6), &agent.Options{Hooks: hs})
 }
 
 // BenchmarkStepCacheTelemetry is BenchmarkStep with the prompt cache
@@ -130,18 +132,13 @@ func BenchmarkStepCacheTelemetry(b *testing.B) {
 				n := int64(i / 5)
 				m.chunks[i] = &llm.UsageChunk{Usage: llm.Usage{Input: 10, Output: 5, CacheRead: 2000 + 20*n, CacheWrite: 20}}
 			}
+			res := runBench(b, m, &agent.Options{PromptCache: &llm.CacheHint{}, ContextWindow: 1 << 30, Compaction: &agent.CompactionOptions{}})
 			breaks := 0
-			a, err := agent.New(&agent.Options{Model: m, Provider: "bench", ModelName: "m", Tools: []tool.Tool{noop},
-				Store: session.NewMemStore(), Limits: agent.Limits{MaxSteps: 1 << 30},
-				PromptCache: &llm.CacheHint{}, ContextWindow: 1 << 30, Compaction: &agent.CompactionOptions{},
-				OnCache: func(ev agent.CacheEvent) { breaks++ }})
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer a.Close()
-			res, err := a.Run(context.Background(), &agent.RunRequest{Prompt: "go"})
-			if err != nil || res.Reason != session.EndCompleted {
-				b.Fatalf("run ended %v: %v", res.Reason, err)
+			for _, ev := range res.Events {
+				switch ev.Data.(type) {
+				case *session.CacheBreak, *session.CacheDrift:
+					breaks++
+				}
 			}
 			if breaks > 1 {
 				b.Fatalf("%d cache events in a healthy loop", breaks)

@@ -2,6 +2,8 @@ package agent
 
 import (
 	"encoding/json"
+	"fmt"
+	"log/slog"
 	"time"
 
 	"github.com/reinhq/rein/agent/cachewatch"
@@ -9,45 +11,34 @@ import (
 	"github.com/reinhq/rein/session"
 )
 
-// CacheEvent is prompt-cache telemetry for one model request: a Drift
-// predicted before it was sent, or a Break seen in its usage. Both are also
-// on the session log as cache.drift and cache.break events.
-type CacheEvent struct {
-	Session session.ID
-	Turn    session.TurnID
-	Step    int
-	Drift   *cachewatch.Drift
-	Break   *cachewatch.Break
-}
-
-// watchBefore tells the cache watcher about a request going out.
+// watchBefore tells the cache watcher about a request going out. What it
+// predicts or sees is logged (cache.drift, cache.break), so hosts watch it
+// on the event bus like any other event.
 func (r *runState) watchBefore(req *llm.Request) {
-	a := r.a
-	d := a.watch.Before(req)
-	if d == nil {
-		return
-	}
-	a.log.Info("prompt cache drift", "session", a.sid, "turn", r.turn, "step", r.step, "drift", d.String())
-	detail, _ := json.Marshal(d)
-	r.emit(&session.CacheDrift{Changed: dims(d.Changed), DivergedAt: max(d.DivergedAt, 0), Detail: detail})
-	if a.opts.OnCache != nil {
-		a.opts.OnCache(CacheEvent{Session: a.sid, Turn: r.turn, Step: r.step, Drift: d})
+	if d := r.a.watch.Before(req); d != nil {
+		r.cacheEvent(slog.LevelInfo, "prompt cache drift", d, &session.CacheDrift{Changed: dims(d.Changed), DivergedAt: max(d.DivergedAt, 0)})
 	}
 }
 
 // watchAfter tells the cache watcher about a response's usage.
 func (r *runState) watchAfter(u llm.Usage) {
-	a := r.a
-	b := a.watch.After(u)
-	if b == nil {
-		return
+	if b := r.a.watch.After(u); b != nil {
+		r.cacheEvent(slog.LevelWarn, "prompt cache break", b, &session.CacheBreak{Cause: string(b.Cause), Changed: dims(b.Changed), Read: b.CacheRead, Expected: b.Expected, Rebilled: b.Rebilled})
 	}
-	a.log.Warn("prompt cache break", "session", a.sid, "turn", r.turn, "step", r.step, "break", b.String())
-	detail, _ := json.Marshal(b)
-	r.emit(&session.CacheBreak{Cause: string(b.Cause), Changed: dims(b.Changed), Read: b.CacheRead, Expected: b.Expected, Rebilled: b.Rebilled, Detail: detail})
-	if a.opts.OnCache != nil {
-		a.opts.OnCache(CacheEvent{Session: a.sid, Turn: r.turn, Step: r.step, Break: b})
+}
+
+// cacheEvent logs what the watcher found and records it, with its whole
+// report as the event's detail.
+func (r *runState) cacheEvent(level slog.Level, msg string, what fmt.Stringer, p session.Payload) {
+	r.a.log.Log(r.ctx, level, msg, "session", r.sid, "turn", r.turn, "step", r.step, "report", what.String())
+	detail, _ := json.Marshal(what)
+	switch p := p.(type) {
+	case *session.CacheDrift:
+		p.Detail = detail
+	case *session.CacheBreak:
+		p.Detail = detail
 	}
+	r.emit(p)
 }
 
 func dims(ds []cachewatch.Dimension) []string {

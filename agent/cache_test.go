@@ -1,12 +1,14 @@
 package agent_test
 
 import (
+	"encoding/json"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/reinhq/rein/agent"
 	"github.com/reinhq/rein/agent/cachewatch"
+	"github.com/reinhq/rein/hook"
 	"github.com/reinhq/rein/llm"
 	"github.com/reinhq/rein/llm/llmtest"
 	"github.com/reinhq/rein/provider/anthropic"
@@ -32,15 +34,19 @@ func cacheRun(t *testing.T, steps int, opts *agent.Options) (usages []llm.Usage,
 	opts.Tools = []tool.Tool{fetchTool(1500)}
 	opts.PromptCache = &llm.CacheHint{}
 	opts.Limits.MaxSteps = steps + 5
-	opts.OnCache = func(ev agent.CacheEvent) {
-		if ev.Break != nil {
-			events = append(events, *ev.Break)
+	// Cache telemetry reaches hosts on the event bus.
+	opts.Hooks = new(hook.Set).Observe("breaks", session.TypeCacheBreak, func(ev session.Event) {
+		var b cachewatch.Break
+		if err := json.Unmarshal(ev.Data.(*session.CacheBreak).Detail, &b); err != nil {
+			t.Errorf("cache.break detail: %v", err)
 		}
-	}
+		events = append(events, b)
+	})
 	h = newHarness(t, opts)
 	if res := h.run("fetch every page"); res.Text != "done" {
 		t.Fatalf("text = %q (%s)", res.Text, res.Reason)
 	}
+	h.a.Close() // every event has reached the observer
 	after := false
 	for _, ev := range h.events() {
 		switch p := ev.Data.(type) {

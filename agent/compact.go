@@ -2,14 +2,12 @@ package agent
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
-	"strings"
 
 	"github.com/reinhq/rein/llm"
 	"github.com/reinhq/rein/session"
+	"github.com/reinhq/rein/tool"
 )
 
 // Compaction errors.
@@ -88,7 +86,8 @@ type CompactResult struct {
 	Usage llm.Usage
 }
 
-// CompactPhase is the phase a CompactNotice reports.
+// CompactPhase is the phase of a compaction, on its transient
+// session.CompactionProgress events.
 type CompactPhase string
 
 // Compaction phases.
@@ -98,24 +97,6 @@ const (
 	CompactEnd      CompactPhase = "end"      // the compaction is on the log
 	CompactFailed   CompactPhase = "failed"   // nothing was written
 )
-
-// CompactNotice tells Options.OnCompact about a compaction.
-type CompactNotice struct {
-	Phase   CompactPhase
-	Session session.ID
-	// Auto is set for a compaction the loop started (threshold or
-	// overflow).
-	Auto bool
-	// Chunk of Chunks summarizer calls are done (progress and end).
-	Chunk, Chunks int
-	// FromSeq..ToSeq is the range being compacted.
-	FromSeq, ToSeq int64
-	// TokensBefore, and at the end TokensAfter, are the request's
-	// estimated size.
-	TokensBefore, TokensAfter int64
-	// Err is why a compaction failed.
-	Err error
-}
 
 // CompactListener is implemented by tools that keep per-session state
 // tied to what the model has seen (such as which files it has read); the
@@ -166,11 +147,7 @@ func (a *Agent) compactAt() int64 {
 }
 
 // requestTokens estimates the next request's size.
-func (a *Agent) requestTokens() int64 {
-	a.logMu.Lock()
-	defer a.logMu.Unlock()
-	return a.fixed + a.hist.tokens()
-}
+func (a *Agent) requestTokens() int64 { return a.fixedTokens() + a.w.tokens() }
 
 // Compact replaces the older part of the conversation with a summary the
 // model writes: a session.Compaction event hides the events it covers
@@ -178,7 +155,8 @@ func (a *Agent) requestTokens() int64 {
 // recently read files and the todo list are re-attached after the
 // summary as context. It runs while the agent is idle, recorded in a turn
 // of its own (trigger TriggerCompact); during a run it returns
-// ErrCompactBusy. A failed summary leaves the log untouched.
+// ErrCompactBusy. A failed summary leaves the log untouched. Its progress
+// is published to observers of session.TypeCompactionProgress.
 func (a *Agent) Compact(ctx context.Context, req *CompactRequest) (*CompactResult, error) {
 	if req == nil {
 		req = &CompactRequest{}
@@ -188,7 +166,7 @@ func (a *Agent) Compact(ctx context.Context, req *CompactRequest) (*CompactResul
 	case a.closed:
 		a.mu.Unlock()
 		return nil, ErrClosed
-	case a.cur != nil || a.compacting:
+	case a.ctl != nil || a.compacting:
 		a.mu.Unlock()
 		return nil, ErrCompactBusy
 	}
@@ -199,52 +177,50 @@ func (a *Agent) Compact(ctx context.Context, req *CompactRequest) (*CompactResul
 		a.compacting = false
 		a.mu.Unlock()
 	}()
-	plan, err := a.compact(ctx, a.targets[0], max(req.KeepSteps, 0), req.Instructions, false, 0)
+	n := &notifier{a: a}
+	plan, err := a.compact(ctx, a.targets[0], max(req.KeepSteps, 0), req.Instructions, n, 0)
 	if err != nil {
 		return nil, err
 	}
-	a.logMu.Lock()
-	a.turns++
-	turn := session.TurnID("turn-" + itoa(a.turns))
-	a.emitLocked(turn, "", &session.TurnStart{Trigger: TriggerCompact})
-	for _, p := range plan.payloads {
-		a.emitLocked(turn, "", p)
-	}
-	a.emitLocked(turn, "", &session.TurnEnd{Reason: session.EndCompleted})
-	_, err = a.flushLocked(context.WithoutCancel(ctx))
-	if err == nil {
-		plan.res.TokensAfter = a.fixed + a.hist.tokens()
-	}
-	a.logMu.Unlock()
-	if err != nil {
-		a.notify(CompactNotice{Phase: CompactFailed, FromSeq: plan.res.FromSeq, ToSeq: plan.res.ToSeq, TokensBefore: plan.res.TokensBefore, Err: err})
+	if err := a.w.record(context.WithoutCancel(ctx), TriggerCompact, plan.payloads...); err != nil {
+		n.tell(CompactFailed, &session.CompactionProgress{FromSeq: plan.res.FromSeq, ToSeq: plan.res.ToSeq, TokensBefore: plan.res.TokensBefore, Error: err.Error()})
 		return nil, err
 	}
-	a.compacted(ctx, plan, false)
+	plan.res.TokensAfter = a.requestTokens()
+	a.compacted(ctx, n, plan)
 	return plan.res, nil
 }
 
-// compacted tells the host and the tools that a compaction was written.
-func (a *Agent) compacted(ctx context.Context, plan *compactPlan, auto bool) {
+// compacted tells the tools and the host that a compaction was written.
+func (a *Agent) compacted(ctx context.Context, n *notifier, plan *compactPlan) {
 	sid := a.Session()
-	for _, e := range a.tools {
-		if l, ok := e.t.(CompactListener); ok {
+	for _, e := range a.tb.Load().byName {
+		if l, ok := tool.As[CompactListener](e.t); ok {
 			l.Compacted(ctx, sid)
 		}
 	}
 	r := plan.res
-	a.log.Info("compacted", "session", sid, "auto", auto, "from", r.FromSeq, "to", r.ToSeq, "tokens_before", r.TokensBefore, "tokens_after", r.TokensAfter, "chunks", r.Chunks)
-	a.notify(CompactNotice{Phase: CompactEnd, Auto: auto, Chunk: r.Chunks, Chunks: r.Chunks, FromSeq: r.FromSeq, ToSeq: r.ToSeq, TokensBefore: r.TokensBefore, TokensAfter: r.TokensAfter})
+	a.log.Info("compacted", "session", sid, "auto", n.auto, "from", r.FromSeq, "to", r.ToSeq, "tokens_before", r.TokensBefore, "tokens_after", r.TokensAfter, "chunks", r.Chunks)
+	n.tell(CompactEnd, &session.CompactionProgress{Chunk: r.Chunks, Chunks: r.Chunks, FromSeq: r.FromSeq, ToSeq: r.ToSeq, TokensBefore: r.TokensBefore, TokensAfter: r.TokensAfter})
 }
 
-func (a *Agent) notify(n CompactNotice) {
-	if a.opts.OnCompact == nil {
+// notifier publishes a compaction's progress as transient events: through
+// the run when the loop compacts, straight to the bus otherwise.
+type notifier struct {
+	a    *Agent
+	r    *runState // nil for Agent.Compact
+	auto bool
+}
+
+func (n *notifier) tell(phase CompactPhase, p *session.CompactionProgress) {
+	p.Phase, p.Auto = string(phase), n.auto
+	if n.r != nil {
+		n.r.transient(p)
 		return
 	}
-	if n.Session == "" {
-		n.Session = a.Session()
+	if n.a.bus.Has() {
+		n.a.w.publish("", "", p)
 	}
-	a.opts.OnCompact(n)
 }
 
 // compactPlan is a compaction ready to be written.
@@ -256,7 +232,7 @@ type compactPlan struct {
 // compact reads the log, picks the range, has the model summarise it and
 // returns what to write. It writes nothing. tailCap, when positive,
 // bounds the estimated tokens of the steps kept verbatim.
-func (a *Agent) compact(ctx context.Context, t Target, keep int, instructions string, auto bool, tailCap int64) (*compactPlan, error) {
+func (a *Agent) compact(ctx context.Context, t Target, keep int, instructions string, n *notifier, tailCap int64) (*compactPlan, error) {
 	o := a.compactOpts()
 	sid := a.Session()
 	var evs []session.Event
@@ -266,70 +242,14 @@ func (a *Agent) compact(ctx context.Context, t Target, keep int, instructions st
 		}
 		evs = append(evs, ev)
 	}
-	if len(evs) == 0 {
-		return nil, ErrNothingToCompact
-	}
-	// The latest compaction's range end: only what follows it is new.
-	var lastTo int64
-	for i := range evs {
-		if c, ok := evs[i].Data.(*session.Compaction); ok {
-			lastTo = max(lastTo, min(c.ToSeq, evs[i].Seq-1))
-		}
-	}
-	// Cut points sit just before an assistant message, so a call and its
-	// results are always on the same side.
-	var starts []int // indexes of visible assistant messages
-	for i := range evs {
-		if m, ok := evs[i].Data.(*session.AssistantMessage); ok && len(m.Parts) > 0 && evs[i].Seq > lastTo {
-			starts = append(starts, i)
-		}
-	}
-	cutIdx := len(evs) - 1 // the index of the last event compacted
-	if keep > 0 {
-		if keep >= len(starts) {
-			return nil, ErrNothingToCompact
-		}
-		k := len(starts) - keep
-		if tailCap > 0 {
-			// Keep fewer steps while the kept ones alone are too big.
-			var tail int64
-			j := len(evs) - 1
-			for k < len(starts) {
-				for ; j >= starts[k]; j-- {
-					tail += estimateEvent(evs[j].Data)
-				}
-				if tail <= tailCap {
-					break
-				}
-				k++
-			}
-			if k == len(starts) {
-				cutIdx = len(evs) - 1
-			} else {
-				cutIdx = starts[k] - 1
-			}
-		} else {
-			cutIdx = starts[k] - 1
-		}
-	}
-	cut := evs[cutIdx].Seq
-	content := false
-	for i := cutIdx; i >= 0 && evs[i].Seq > lastTo; i-- {
-		if estimateEvent(evs[i].Data) > 0 {
-			content = true
-			break
-		}
-	}
-	if !content {
-		return nil, ErrNothingToCompact
-	}
-	before := a.requestTokens()
-	a.notify(CompactNotice{Phase: CompactStart, Session: sid, Auto: auto, FromSeq: 1, ToSeq: cut, TokensBefore: before})
-	fail := func(err error) (*compactPlan, error) {
-		a.notify(CompactNotice{Phase: CompactFailed, Session: sid, Auto: auto, FromSeq: 1, ToSeq: cut, TokensBefore: before, Err: err})
+	cutIdx, err := cutPoint(evs, keep, tailCap)
+	if err != nil {
 		return nil, err
 	}
-
+	cut := evs[cutIdx].Seq
+	before := a.requestTokens()
+	span := session.CompactionProgress{FromSeq: 1, ToSeq: cut, TokensBefore: before}
+	n.tell(CompactStart, &session.CompactionProgress{FromSeq: 1, ToSeq: cut, TokensBefore: before})
 	// The summarizer's input: the view of the range, earlier summaries
 	// included.
 	var d session.Deriver
@@ -340,10 +260,15 @@ func (a *Agent) compact(ctx context.Context, t Target, keep int, instructions st
 		}
 	}
 	summary, chunks, usage, err := a.summarize(ctx, t, o, d.Messages(), instructions, func(done, total int) {
-		a.notify(CompactNotice{Phase: CompactProgress, Session: sid, Auto: auto, Chunk: done, Chunks: total, FromSeq: 1, ToSeq: cut, TokensBefore: before})
+		p := span
+		p.Chunk, p.Chunks = done, total
+		n.tell(CompactProgress, &p)
 	})
 	if err != nil {
-		return fail(err)
+		p := span
+		p.Error = err.Error()
+		n.tell(CompactFailed, &p)
+		return nil, err
 	}
 	res := &CompactResult{FromSeq: 1, ToSeq: cut, TokensBefore: before, Summary: summary, Chunks: chunks, Usage: usage}
 	comp := &session.Compaction{Summary: summary, FromSeq: 1, ToSeq: cut, TokensBefore: before}
@@ -353,7 +278,7 @@ func (a *Agent) compact(ctx context.Context, t Target, keep int, instructions st
 		res.Reattached = n
 	}
 	// The request's size once the compaction is in.
-	after := a.fixed + estimateText(summary) + 16
+	after := a.fixedTokens() + estimateText(summary) + 16
 	for i := cutIdx + 1; i < len(evs); i++ {
 		after += estimateEvent(evs[i].Data)
 	}
@@ -364,232 +289,76 @@ func (a *Agent) compact(ctx context.Context, t Target, keep int, instructions st
 	return &compactPlan{payloads: payloads, res: res}, nil
 }
 
-// summarize has the model summarise msgs, in chunks that fit its window:
-// each chunk's call carries the summary so far.
-func (a *Agent) summarize(ctx context.Context, t Target, o CompactionOptions, msgs []llm.Message, instructions string, progress func(done, total int)) (string, int, llm.Usage, error) {
-	var usage llm.Usage
-	// A chunk gets the usable window less the prompt, the summary carried
-	// over and the summary written, with a margin for the estimate.
-	budget := int64(100000)
-	if u := a.usable(); u > 0 {
-		o.SummaryTokens = int(min(int64(o.SummaryTokens), max(u/8, 256)))
-		budget = min(budget, (u-estimateText(o.Prompt)-2*int64(o.SummaryTokens))*3/4)
+// cutPoint returns the index of the last event a compaction covers: all
+// but the latest keep steps (fewer when those alone pass tailCap). Cut
+// points sit just before an assistant message, so a call and its results
+// are always on the same side. ErrNothingToCompact when nothing new
+// would be summarised.
+func cutPoint(evs []session.Event, keep int, tailCap int64) (int, error) {
+	if len(evs) == 0 {
+		return 0, ErrNothingToCompact
 	}
-	budget = max(budget, 1024)
-	for attempt := 0; ; attempt++ {
-		chunks := renderChunks(msgs, budget*4)
-		summary := ""
-		var err error
-		for i, c := range chunks {
-			var u llm.Usage
-			summary, u, err = a.summaryCall(ctx, t, o, c, summary, instructions, i == len(chunks)-1)
-			usage.Add(u)
-			if err != nil {
-				break
-			}
-			if progress != nil {
-				progress(i+1, len(chunks))
-			}
-		}
-		if err == nil {
-			return summary, len(chunks), usage, nil
-		}
-		if llm.KindOf(err) == llm.ErrContextTooLong && attempt < 3 && budget > 1024 {
-			budget /= 2 // the estimate was short: smaller chunks
-			continue
-		}
-		return "", 0, usage, fmt.Errorf("agent: compact: the summary request failed: %w", err)
-	}
-}
-
-func (a *Agent) summaryCall(ctx context.Context, t Target, o CompactionOptions, transcript, sofar, instructions string, final bool) (string, llm.Usage, error) {
-	var b strings.Builder
-	if sofar != "" {
-		b.WriteString("Summary of the conversation before this part:\n<summary>\n")
-		b.WriteString(sofar)
-		b.WriteString("\n</summary>\n\n")
-	}
-	b.WriteString("The conversation to summarise:\n<conversation>\n")
-	b.WriteString(transcript)
-	b.WriteString("\n</conversation>\n\n")
-	if sofar != "" {
-		b.WriteString("Write one summary covering both the summary above and this part.")
-	} else {
-		b.WriteString("Summarise the conversation.")
-	}
-	if instructions != "" {
-		b.WriteString("\n\nAlso: ")
-		b.WriteString(instructions)
-	}
-	req := &llm.Request{
-		Model:     t.Model,
-		System:    []llm.Text{{Text: o.Prompt}},
-		Messages:  []llm.Message{{Role: llm.RoleUser, Parts: []llm.Part{&llm.Text{Text: b.String()}}}},
-		MaxTokens: o.SummaryTokens,
-	}
-	res, err := llm.Collect(t.Client.Stream(ctx, req))
-	var u llm.Usage
-	if res != nil {
-		u = res.Usage
-	}
-	if err != nil {
-		return "", u, err
-	}
-	s := strings.TrimSpace(res.Message.Text())
-	if s == "" {
-		return "", u, errors.New("agent: compact: the model returned an empty summary")
-	}
-	return s, u, nil
-}
-
-// Caps on what one message contributes to a summarizer transcript.
-const (
-	transcriptResultBytes = 4000
-	transcriptArgsBytes   = 1000
-)
-
-// renderChunks renders msgs as a plain transcript cut into chunks of at
-// most limit bytes, at message boundaries where it can.
-func renderChunks(msgs []llm.Message, limit int64) []string {
-	var chunks []string
-	var cur strings.Builder
-	for _, m := range msgs {
-		s := renderMessage(m)
-		if int64(len(s)) > limit {
-			s = s[:limit-64] + "\n[… cut to fit]\n"
-		}
-		if cur.Len() > 0 && int64(cur.Len()+len(s)) > limit {
-			chunks = append(chunks, cur.String())
-			cur.Reset()
-		}
-		cur.WriteString(s)
-	}
-	if cur.Len() > 0 || len(chunks) == 0 {
-		chunks = append(chunks, cur.String())
-	}
-	return chunks
-}
-
-func renderMessage(m llm.Message) string {
-	var b strings.Builder
-	for _, p := range m.Parts {
-		switch p := p.(type) {
-		case *llm.Text:
-			fmt.Fprintf(&b, "[%s]\n%s\n", m.Role, p.Text)
-		case *llm.ToolCall:
-			fmt.Fprintf(&b, "[tool call %s %s]\n%s\n", p.ID, p.Name, clip(string(p.Args), transcriptArgsBytes))
-		case *llm.ToolResult:
-			status := "result"
-			if p.IsError {
-				status = "error result"
-			}
-			fmt.Fprintf(&b, "[tool %s %s]\n%s\n", status, p.CallID, clip(partsText(p.Parts), transcriptResultBytes))
-		case *llm.Image:
-			fmt.Fprintf(&b, "[%s: an image]\n", m.Role)
-		case *llm.Document:
-			fmt.Fprintf(&b, "[%s: a document %s]\n", m.Role, p.Title)
-		}
-	}
-	return b.String()
-}
-
-func partsText(parts []llm.Part) string {
-	var b strings.Builder
-	for _, p := range parts {
-		if t, ok := p.(*llm.Text); ok {
-			b.WriteString(t.Text)
-		}
-	}
-	return b.String()
-}
-
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + fmt.Sprintf("\n[… %d more bytes]", len(s)-n)
-}
-
-// reattach returns the context re-attached after a summary: the latest
-// successful read of each recently read file whose read is compacted
-// away, newest first, within the options' bounds, and the todo list when
-// its last write is compacted away.
-func (a *Agent) reattach(o CompactionOptions, evs []session.Event, cutIdx int) ([]llm.Part, int) {
-	readTools := map[string]bool{}
-	for _, n := range o.ReadTools {
-		readTools[n] = true
-	}
-	paths := map[llm.CallID]string{}
-	type read struct {
-		path string
-		text string
-	}
-	var reads []read // in log order
-	keptPaths := map[string]bool{}
-	var todo *session.TodoWrite
-	todoIdx := -1
+	// The latest compaction's range end: only what follows it is new.
+	var lastTo int64
 	for i := range evs {
-		switch p := evs[i].Data.(type) {
-		case *session.ToolCall:
-			if readTools[p.Name] {
-				var args struct {
-					Path     string `json:"path"`
-					FilePath string `json:"file_path"`
+		if c, ok := evs[i].Data.(*session.Compaction); ok {
+			lastTo = max(lastTo, min(c.ToSeq, evs[i].Seq-1))
+		}
+	}
+	var starts []int // indexes of visible assistant messages
+	for i := range evs {
+		if m, ok := evs[i].Data.(*session.AssistantMessage); ok && len(m.Parts) > 0 && evs[i].Seq > lastTo {
+			starts = append(starts, i)
+		}
+	}
+	cutIdx := len(evs) - 1
+	if keep > 0 {
+		if keep >= len(starts) {
+			return 0, ErrNothingToCompact
+		}
+		k := len(starts) - keep
+		if tailCap > 0 {
+			// Keep fewer steps while the kept ones alone are too big.
+			var tail int64
+			j := len(evs) - 1
+			for ; k < len(starts); k++ {
+				for ; j >= starts[k]; j-- {
+					tail += estimateEvent(evs[j].Data)
 				}
-				if json.Unmarshal(p.Args, &args) == nil {
-					paths[p.CallID] = cmpOr(args.Path, args.FilePath)
+				if tail <= tailCap {
+					break
 				}
 			}
-		case *session.ToolResult:
-			path, ok := paths[p.CallID]
-			if !ok || path == "" || p.IsError {
-				continue
-			}
-			if i > cutIdx {
-				keptPaths[path] = true
-				continue
-			}
-			reads = append(reads, read{path, partsText(p.Parts)})
-		case *session.TodoWrite:
-			todo, todoIdx = p, i
+		}
+		if k < len(starts) {
+			cutIdx = starts[k] - 1
 		}
 	}
-	var parts []llm.Part
-	n, bytes := 0, 0
-	seen := map[string]bool{}
-	for i := len(reads) - 1; i >= 0 && n < o.ReattachFiles; i-- {
-		r := reads[i]
-		if seen[r.path] || keptPaths[r.path] {
-			continue
+	for i := cutIdx; i >= 0 && evs[i].Seq > lastTo; i-- {
+		if estimateEvent(evs[i].Data) > 0 {
+			return cutIdx, nil
 		}
-		seen[r.path] = true
-		if bytes+len(r.text) > o.ReattachBytes {
-			continue
-		}
-		bytes += len(r.text)
-		n++
-		parts = append(parts, &llm.Text{Text: fmt.Sprintf("The file %s as last read before the conversation was compacted (read it again before editing it):\n%s", r.path, r.text)})
 	}
-	slices.Reverse(parts)
-	if todo != nil && todoIdx <= cutIdx && len(todo.Items) > 0 {
-		var b strings.Builder
-		b.WriteString("The todo list as last written:\n")
-		for _, it := range todo.Items {
-			data, _ := json.Marshal(it)
-			b.Write(data)
-			b.WriteByte('\n')
-		}
-		parts = append(parts, &llm.Text{Text: b.String()})
-		n++
-	}
-	return parts, n
+	return 0, ErrNothingToCompact
 }
 
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
+// compactState is the run's automatic compaction: its circuit breaker
+// and when to try again.
+type compactState struct {
+	fails int  // automatic compactions failed in a row
+	off   bool // the circuit breaker tripped for this run
+	// retryAt is the size the request must reach before the next
+	// automatic attempt, after one that could not get under the threshold.
+	retryAt int64
+}
+
+// compactIfDue compacts before a step whose request would pass the
+// threshold.
+func (r *runState) compactIfDue() {
+	a := r.a
+	if at := a.compactAt(); at > 0 && !r.compact.off && a.requestTokens() >= max(at, r.compact.retryAt) {
+		r.autoCompact(false)
 	}
-	return b
 }
 
 // autoCompact compacts during a run, between steps (or after a request
@@ -597,11 +366,10 @@ func cmpOr(a, b string) string {
 // Failures count toward the circuit breaker; the run goes on either way.
 func (r *runState) autoCompact(overflow bool) bool {
 	a := r.a
-	if r.compactOff || a.opts.Compaction == nil {
+	if r.compact.off || a.opts.Compaction == nil {
 		return false
 	}
 	o := a.compactOpts()
-	keep := max(o.KeepSteps, 0)
 	tailCap := a.compactAt() / 2
 	if overflow {
 		tailCap = a.usable() / 4
@@ -610,37 +378,42 @@ func (r *runState) autoCompact(overflow bool) bool {
 	// until the request has grown by a tenth of the window: reading the
 	// log every step would cost what the history holds.
 	retryAt := a.requestTokens() + a.usable()/10
-	plan, err := a.compact(r.ctx, a.targets[r.target], keep, "", true, tailCap)
-	if errors.Is(err, ErrNothingToCompact) {
-		r.compactRetryAt = retryAt
+	n := &notifier{a: a, r: r, auto: true}
+	plan, err := a.compact(r.ctx, a.targets[r.target], max(o.KeepSteps, 0), "", n, tailCap)
+	switch {
+	case errors.Is(err, ErrNothingToCompact):
+		r.compact.retryAt = retryAt
+		return false
+	case err == nil:
+		return r.commitCompaction(n, plan)
+	case r.isCancelled():
 		return false
 	}
-	if err == nil {
-		r.addUsage(r.provs[r.target], plan.res.Usage)
-		for _, p := range plan.payloads {
-			r.emit(p)
-		}
-		if !r.flush() {
-			return false
-		}
-		plan.res.TokensAfter = a.requestTokens()
-		r.compactFails = 0
-		r.compactRetryAt = 0
-		if plan.res.TokensAfter >= a.compactAt() {
-			r.compactRetryAt = plan.res.TokensAfter + a.usable()/10
-		}
-		a.compacted(r.ctx, plan, true)
-		return true
-	}
-	if r.isCancelled() {
-		return false
-	}
-	r.compactFails++
-	a.log.Warn("automatic compaction failed; the history is unchanged", "session", a.sid, "turn", r.turn, "failures", r.compactFails, "err", err)
-	if r.compactFails >= o.MaxFailures {
-		r.compactOff = true
-		r.emit(&session.Repair{Kind: "compaction-disabled", Detail: fmt.Sprintf("automatic compaction failed %d times in a row; it is off for the rest of this run (last error: %v)", r.compactFails, err)})
+	r.compact.fails++
+	a.log.Warn("automatic compaction failed; the history is unchanged", "session", r.sid, "turn", r.turn, "failures", r.compact.fails, "err", err)
+	if r.compact.fails >= o.MaxFailures {
+		r.compact.off = true
+		r.emit(&session.Repair{Kind: "compaction-disabled", Detail: fmt.Sprintf("automatic compaction failed %d times in a row; it is off for the rest of this run (last error: %v)", r.compact.fails, err)})
 		r.flush()
 	}
 	return false
+}
+
+// commitCompaction writes an automatic compaction's events.
+func (r *runState) commitCompaction(n *notifier, plan *compactPlan) bool {
+	a := r.a
+	r.meter.add(a.opts.Cost, r.provs[r.target], plan.res.Usage)
+	for _, p := range plan.payloads {
+		r.emit(p)
+	}
+	if !r.flush() {
+		return false
+	}
+	plan.res.TokensAfter = a.requestTokens()
+	r.compact.fails, r.compact.retryAt = 0, 0
+	if plan.res.TokensAfter >= a.compactAt() {
+		r.compact.retryAt = plan.res.TokensAfter + a.usable()/10
+	}
+	a.compacted(r.ctx, n, plan)
+	return true
 }

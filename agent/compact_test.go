@@ -13,6 +13,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/reinhq/rein/agent"
+	"github.com/reinhq/rein/hook"
 	"github.com/reinhq/rein/llm"
 	"github.com/reinhq/rein/llm/llmtest"
 	"github.com/reinhq/rein/session"
@@ -123,14 +124,14 @@ func checkCut(t *testing.T, evs []session.Event) {
 
 func TestCompactAutoAtThreshold(t *testing.T) {
 	l := &loopModel{limit: 7000, steps: 14}
-	var notices []agent.CompactPhase
-	h := newHarness(t, &agent.Options{
-		Tools:         []tool.Tool{fetchTool(2000)},
-		ContextWindow: 8000, OutputReserve: 1000,
-		Compaction: &agent.CompactionOptions{KeepSteps: 2},
-		OnCompact:  func(n agent.CompactNotice) { notices = append(notices, n.Phase) },
-	}, l.script(40)...)
+	hooks, progress := watchCompaction()
+	h := fetchHarness(t, l, &agent.CompactionOptions{KeepSteps: 2}, hooks)
 	res := h.run("fetch the pages")
+	h.a.Close() // every event has reached the observer
+	var notices []agent.CompactPhase
+	for _, ev := range progress() {
+		notices = append(notices, agent.CompactPhase(ev.Data.(*session.CompactionProgress).Phase))
+	}
 	if res.Text != "done" {
 		t.Fatalf("text = %q", res.Text)
 	}
@@ -194,23 +195,21 @@ func TestCompactSummaryFailureLeavesLogUnchanged(t *testing.T) {
 		}
 		return nil
 	}}
-	var failed []error
-	h := newHarness(t, &agent.Options{
-		Tools:         []tool.Tool{fetchTool(2000)},
-		ContextWindow: 8000, OutputReserve: 1000,
-		Compaction: &agent.CompactionOptions{KeepSteps: 2},
-		OnCompact: func(n agent.CompactNotice) {
-			if n.Phase == agent.CompactFailed {
-				failed = append(failed, n.Err)
-			}
-		},
-	}, l.script(40)...)
+	hooks, progress := watchCompaction()
+	h := fetchHarness(t, l, &agent.CompactionOptions{KeepSteps: 2}, hooks)
 	// Stop right after the first, failing, compaction: the run goes on.
 	res := h.run("fetch")
 	if res.Text != "done" {
 		t.Fatalf("text = %q", res.Text)
 	}
-	if len(failed) != 1 || !errors.Is(failed[0], errBoom) {
+	h.a.Close() // every event has reached the observer
+	var failed []string
+	for _, ev := range progress() {
+		if p := ev.Data.(*session.CompactionProgress); p.Phase == string(agent.CompactFailed) {
+			failed = append(failed, p.Error)
+		}
+	}
+	if len(failed) != 1 || !strings.Contains(failed[0], errBoom.Error()) {
 		t.Fatalf("failures = %v", failed)
 	}
 	evs := h.events()
@@ -230,11 +229,7 @@ func TestCompactSummaryFailureLeavesLogUnchanged(t *testing.T) {
 
 func TestCompactCircuitBreaker(t *testing.T) {
 	l := &loopModel{steps: 18, failSummary: func(int) error { return errBoom }}
-	h := newHarness(t, &agent.Options{
-		Tools:         []tool.Tool{fetchTool(2000)},
-		ContextWindow: 8000, OutputReserve: 1000,
-		Compaction: &agent.CompactionOptions{KeepSteps: 2, MaxFailures: 3},
-	}, l.script(40)...)
+	h := fetchHarness(t, l, &agent.CompactionOptions{KeepSteps: 2, MaxFailures: 3}, nil)
 	if res := h.run("fetch"); res.Text != "done" {
 		t.Fatalf("text = %q", res.Text)
 	}
@@ -264,11 +259,7 @@ func TestB31_OverflowCompactsBeforeEliding(t *testing.T) {
 	// (0.99 of 7000) allows: the request overflows before the threshold
 	// and the loop compacts, then retries, eliding nothing.
 	l := &loopModel{limit: 5000, steps: 12}
-	h := newHarness(t, &agent.Options{
-		Tools:         []tool.Tool{fetchTool(2000)},
-		ContextWindow: 8000, OutputReserve: 1000,
-		Compaction: &agent.CompactionOptions{KeepSteps: 2, Threshold: 0.99},
-	}, l.script(40)...)
+	h := fetchHarness(t, l, &agent.CompactionOptions{KeepSteps: 2, Threshold: 0.99}, nil)
 	if res := h.run("fetch"); res.Text != "done" {
 		t.Fatalf("text = %q", res.Text)
 	}
@@ -320,6 +311,45 @@ type listener struct {
 
 func (l *listener) Compacted(_ context.Context, s session.ID) { l.got = append(l.got, s) }
 
+// forgetful is a host's read tool that forgets the files read in a
+// session when the agent tells it of a compaction.
+type forgetful struct {
+	tool.Tool
+	rs *fs.ReadState
+}
+
+func (f *forgetful) Unwrap() tool.Tool { return f.Tool }
+
+func (f *forgetful) Compacted(_ context.Context, s session.ID) { f.rs.Forget(string(s)) }
+
+// watchCompaction returns hooks observing compaction progress, and what
+// they saw once the agent is closed.
+// fetchHarness runs l's script of fetches (2,000 tokens each) in an
+// 8,000-token window, with compaction c and hooks (nil for none).
+func fetchHarness(t *testing.T, l *loopModel, c *agent.CompactionOptions, hooks *hook.Set) *harness {
+	t.Helper()
+	return newHarness(t, &agent.Options{
+		Tools:         []tool.Tool{fetchTool(2000)},
+		ContextWindow: 8000, OutputReserve: 1000,
+		Compaction: c, Hooks: hooks,
+	}, l.script(40)...)
+}
+
+func watchCompaction() (*hook.Set, func() []session.Event) {
+	var mu sync.Mutex
+	var evs []session.Event
+	hs := new(hook.Set).Observe("compaction", session.TypeCompactionProgress, func(ev session.Event) {
+		mu.Lock()
+		evs = append(evs, ev)
+		mu.Unlock()
+	})
+	return hs, func() []session.Event {
+		mu.Lock()
+		defer mu.Unlock()
+		return evs
+	}
+}
+
 func TestCompactManualReattachesReadsAndForgetsReadState(t *testing.T) {
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("the answer is 42\n"), 0o644); err != nil {
@@ -333,16 +363,13 @@ func TestCompactManualReattachesReadsAndForgetsReadState(t *testing.T) {
 		}
 	}
 	lis := &listener{Tool: echoTool()}
-	var ends []agent.CompactNotice
+	hooks, progress := watchCompaction()
 	var h *harness
 	h = newHarness(t, &agent.Options{
-		Tools: []tool.Tool{read, lis},
-		OnCompact: func(n agent.CompactNotice) {
-			if n.Phase == agent.CompactEnd {
-				ends = append(ends, n)
-				rs.Forget(string(n.Session))
-			}
-		},
+		// The host ties the read state to the read tool, which forgets
+		// what the model has seen when the agent tells it of a compaction.
+		Tools: []tool.Tool{&forgetful{Tool: read, rs: rs}, lis},
+		Hooks: hooks,
 	},
 		llmtest.CallTool("r1", "read", `{"path":"notes.txt"}`),
 		llmtest.CallTool("e1", "echo", `{"text":"noted"}`),
@@ -382,7 +409,14 @@ func TestCompactManualReattachesReadsAndForgetsReadState(t *testing.T) {
 	if got := resultText(results(evs)["r2"]); !strings.Contains(got, "the answer is 42") {
 		t.Errorf("read after compaction = %q", got)
 	}
-	if len(ends) != 1 || ends[0].Session != h.a.Session() || ends[0].TokensAfter <= 0 || ends[0].TokensBefore <= 0 {
+	h.a.Close() // every event has reached the observer
+	var ends []session.Event
+	for _, ev := range progress() {
+		if ev.Data.(*session.CompactionProgress).Phase == string(agent.CompactEnd) {
+			ends = append(ends, ev)
+		}
+	}
+	if len(ends) != 1 || ends[0].Session != h.a.Session() || ends[0].Data.(*session.CompactionProgress).TokensAfter <= 0 || ends[0].Data.(*session.CompactionProgress).TokensBefore <= 0 {
 		t.Errorf("end notices = %+v", ends)
 	}
 	if len(lis.got) != 1 || lis.got[0] != h.a.Session() {
@@ -414,15 +448,8 @@ func TestCompactNothingToCompact(t *testing.T) {
 // A steer sent while a long tool runs is recorded without any pairing
 // repair, and the next request pairs the call with its result.
 func TestSteerDuringLongToolRecordsNoRepair(t *testing.T) {
-	g := newGateTool("work")
-	h := newHarness(t, &agent.Options{Tools: []tool.Tool{g}}, llmtest.CallTool("c1", "work", `{}`), llmtest.Reply("ok"))
-	done := h.runAsync("go")
-	waitStarted(t, g.started)
-	if !h.a.Steer(text("also check the tests")) {
-		t.Fatal("Steer refused during a run")
-	}
-	close(g.release)
-	if out := <-done; out.err != nil {
+	h, out := steerDuringTool(t, "also check the tests")
+	if out.err != nil {
 		t.Fatal(out.err)
 	}
 	evs := h.events()

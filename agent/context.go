@@ -2,6 +2,8 @@ package agent
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 
 	"github.com/reinhq/rein/llm"
@@ -28,6 +30,65 @@ type SystemSection struct {
 	Name string
 	// Text is the section's content.
 	Text string
+}
+
+// systemPrompt is the system prompt as sent: the host's instructions,
+// then the sections, each labelled for the breakdown and the cache
+// telemetry.
+type systemPrompt struct {
+	parts    []llm.Text
+	sections []SystemSection // the kind and name of each part
+	hash     string
+	tokens   int64
+}
+
+func newSystemPrompt(system string, sections []SystemSection) systemPrompt {
+	var p systemPrompt
+	if system != "" {
+		p.parts = append(p.parts, llm.Text{Text: system})
+		p.sections = append(p.sections, SystemSection{Kind: SectionHost, Name: "system"})
+	}
+	for _, s := range sections {
+		if s.Text == "" {
+			continue
+		}
+		p.parts = append(p.parts, llm.Text{Text: s.Text})
+		p.sections = append(p.sections, SystemSection{Kind: cmpOr(s.Kind, SectionOther), Name: s.Name})
+	}
+	p.hash = systemHash(p.parts)
+	for _, t := range p.parts {
+		p.tokens += estimateText(t.Text)
+	}
+	return p
+}
+
+// systemHash names a system prompt on request headers.
+func systemHash(parts []llm.Text) string {
+	if len(parts) == 0 {
+		return ""
+	}
+	h := sha256.New()
+	if len(parts) == 1 {
+		h.Write([]byte(parts[0].Text)) // as before sections existed
+	} else {
+		for _, s := range parts {
+			h.Write([]byte(s.Text))
+			h.Write([]byte{0})
+		}
+	}
+	return hex.EncodeToString(h.Sum(nil)[:8])
+}
+
+// names labels the sections for the cache watcher.
+func (p *systemPrompt) names() []string {
+	names := make([]string, len(p.sections))
+	for i, s := range p.sections {
+		names[i] = s.Kind
+		if s.Name != "" {
+			names[i] += ":" + s.Name
+		}
+	}
+	return names
 }
 
 // ContextItem is one measured part of a request.
@@ -99,34 +160,26 @@ func (b *ContextBreakdown) String() string {
 // falls back to the estimate and is returned with the breakdown as an
 // error only when ctx is done).
 func (a *Agent) Context(ctx context.Context) (*ContextBreakdown, error) {
-	a.mu.Lock()
-	target := 0
-	if r := a.cur; r != nil {
-		target = r.target
-	}
-	a.mu.Unlock()
-	t := a.targets[target]
+	t := a.targets[a.target.Load()]
 	b := &ContextBreakdown{Model: t.Model, Window: a.window, OutputReserve: a.reserve}
-	for i, s := range a.system {
-		it := ContextItem{Kind: a.sections[i].Kind, Name: a.sections[i].Name, Tokens: estimateText(s.Text)}
+	for i, s := range a.sys.parts {
+		it := ContextItem{Kind: a.sys.sections[i].Kind, Name: a.sys.sections[i].Name, Tokens: estimateText(s.Text)}
 		b.System = append(b.System, it)
 		b.SystemTokens += it.Tokens
 	}
-	a.logMu.Lock()
-	specs := a.specs // swapped whole when the tools change
-	for _, sp := range specs {
+	tb := a.tb.Load()
+	for _, sp := range tb.specs {
 		it := ContextItem{Kind: "tool", Name: sp.Name, Tokens: estimateTool(sp)}
 		b.Tools = append(b.Tools, it)
 		b.ToolTokens += it.Tokens
 	}
-	msgs := a.hist.Messages()
-	b.ConversationTokens = a.hist.tokens()
-	a.logMu.Unlock()
+	msgs, conv := a.w.history()
+	b.ConversationTokens = conv
 	b.Messages = len(msgs)
 	b.Total = b.SystemTokens + b.ToolTokens + b.ConversationTokens
 	if tc, ok := t.Client.(llm.TokenCounter); ok {
 		req := a.template
-		req.Model, req.System, req.Tools, req.Messages = t.Model, a.system, specs, msgs
+		req.Model, req.System, req.Tools, req.Messages = t.Model, a.sys.parts, tb.specs, msgs
 		n, err := tc.CountTokens(ctx, &req)
 		switch {
 		case err == nil:
@@ -145,16 +198,7 @@ func (a *Agent) Context(ctx context.Context) (*ContextBreakdown, error) {
 }
 
 // fixedTokens is the estimated size of the system prompt and tools.
-func (a *Agent) fixedTokens() int64 {
-	var n int64
-	for _, s := range a.system {
-		n += estimateText(s.Text)
-	}
-	for _, sp := range a.specs {
-		n += estimateTool(sp)
-	}
-	return n
-}
+func (a *Agent) fixedTokens() int64 { return a.sys.tokens + a.tb.Load().tokens }
 
 // usable is the tokens a request may hold: the window less the output
 // reserve; zero when the window is unknown.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
@@ -20,12 +21,42 @@ func text(s string) llm.Part { return &llm.Text{Text: s} }
 
 // runAsync starts a run and returns a channel with its outcome.
 func (h *harness) runAsync(prompt string) chan runOutcome {
+	return h.runAsyncCtx(context.Background(), prompt)
+}
+
+// runAsyncCtx is runAsync under ctx.
+func (h *harness) runAsyncCtx(ctx context.Context, prompt string) chan runOutcome {
 	ch := make(chan runOutcome, 1)
 	go func() {
-		res, err := h.a.Run(context.Background(), &agent.RunRequest{Prompt: prompt})
+		res, err := h.a.Run(ctx, &agent.RunRequest{Prompt: prompt})
 		ch <- runOutcome{res, err}
 	}()
 	return ch
+}
+
+// hungRun starts a run, under ctx, on a model that hangs until cancelled,
+// and returns once the model has been called. It runs in a synctest bubble.
+func hungRun(t *testing.T, ctx context.Context) (*harness, chan runOutcome) {
+	t.Helper()
+	h := newHarness(t, nil, llmtest.Hang())
+	done := h.runAsyncCtx(ctx, "go")
+	waitCalls(h, 1)
+	return h, done
+}
+
+// steerDuringTool runs one call of a held tool, steers while it runs, then
+// lets it finish, and returns the run's outcome.
+func steerDuringTool(t *testing.T, steer string) (*harness, runOutcome) {
+	t.Helper()
+	g := newGateTool("work")
+	h := newHarness(t, &agent.Options{Tools: []tool.Tool{g}}, llmtest.CallTool("c1", "work", `{}`), llmtest.Reply("ok"))
+	done := h.runAsync("go")
+	waitStarted(t, g.started)
+	if !h.a.Steer(text(steer)) {
+		t.Fatal("Steer refused during a run")
+	}
+	close(g.release)
+	return h, <-done
 }
 
 type runOutcome struct {
@@ -34,15 +65,7 @@ type runOutcome struct {
 }
 
 func TestB18_SteerDuringToolLandsInNextRequest(t *testing.T) {
-	g := newGateTool("work")
-	h := newHarness(t, &agent.Options{Tools: []tool.Tool{g}}, llmtest.CallTool("c1", "work", `{}`), llmtest.Reply("ok"))
-	done := h.runAsync("go")
-	waitStarted(t, g.started)
-	if !h.a.Steer(text("also check the tests")) {
-		t.Fatal("Steer refused during a run")
-	}
-	close(g.release)
-	<-done
+	h, _ := steerDuringTool(t, "also check the tests")
 	evs := h.events()
 	var order []string
 	for _, ev := range evs {
@@ -173,34 +196,30 @@ func TestB22_CancelMidStreamKeepsText(t *testing.T) {
 }
 
 func TestB22_CancelBeforeContentRecordsNoMessage(t *testing.T) {
-	h := newHarness(t, nil, llmtest.Hang())
-	done := h.runAsync("go")
-	waitCalls(h, 1)
-	h.a.Cancel("parent")
-	<-done
-	evs := h.events()
-	if n := len(ofType[*session.AssistantMessage](evs)); n != 0 {
-		t.Errorf("%d assistant messages", n)
-	}
-	if end := lastEnd(t, evs); end.Cause != "parent" {
-		t.Errorf("cause = %q", end.Cause)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		h, done := hungRun(t, context.Background())
+		h.a.Cancel("parent")
+		<-done
+		evs := h.events()
+		if n := len(ofType[*session.AssistantMessage](evs)); n != 0 {
+			t.Errorf("%d assistant messages", n)
+		}
+		if end := lastEnd(t, evs); end.Cause != "parent" {
+			t.Errorf("cause = %q", end.Cause)
+		}
+	})
 }
 
 func TestB22_ContextCancelIsParentCause(t *testing.T) {
-	h := newHarness(t, nil, llmtest.Hang())
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		h.a.Run(ctx, &agent.RunRequest{Prompt: "go"})
-	}()
-	waitCalls(h, 1)
-	cancel()
-	<-done
-	if end := lastEnd(t, h.events()); end.Reason != session.EndAborted || end.Cause != "parent" {
-		t.Errorf("end = %+v", end)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		ctx, cancel := context.WithCancel(context.Background())
+		h, done := hungRun(t, ctx)
+		cancel()
+		<-done
+		if end := lastEnd(t, h.events()); end.Reason != session.EndAborted || end.Cause != "parent" {
+			t.Errorf("end = %+v", end)
+		}
+	})
 }
 
 func TestB23_CancelDuringBatch(t *testing.T) {
@@ -224,29 +243,34 @@ func TestB23_CancelDuringBatch(t *testing.T) {
 	}
 }
 
-func TestB23_RunningCallThatFinishesKeepsItsResult(t *testing.T) {
-	g := newGateTool("work")
+// cancelStubborn starts a call c1 of a tool that ignores cancellation,
+// with grace for running calls, and cancels the run while the call holds.
+func cancelStubborn(t *testing.T, name string, grace time.Duration) (*harness, *gateTool, chan runOutcome) {
+	t.Helper()
+	g := newGateTool(name)
 	g.ignore = true
-	h := newHarness(t, &agent.Options{Tools: []tool.Tool{g}, ToolGrace: 5 * time.Second}, llmtest.CallTool("c1", "work", `{}`))
+	h := newHarness(t, &agent.Options{Tools: []tool.Tool{g}, ToolGrace: grace}, llmtest.CallTool("c1", name, `{}`))
 	done := h.runAsync("go")
 	waitStarted(t, g.started)
 	h.a.Cancel("user")
-	time.Sleep(10 * time.Millisecond)
-	close(g.release)
-	<-done
-	if got := resultText(results(h.events())["c1"]); got != "done anyway" {
-		t.Errorf("c1 = %q", got)
-	}
+	return h, g, done
+}
+
+func TestB23_RunningCallThatFinishesKeepsItsResult(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h, g, done := cancelStubborn(t, "work", 5*time.Second)
+		synctest.Wait() // the cancel has reached the loop
+		close(g.release)
+		<-done
+		if got := resultText(results(h.events())["c1"]); got != "done anyway" {
+			t.Errorf("c1 = %q", got)
+		}
+	})
 }
 
 func TestB23_StuckCallIsAbortedAfterGrace(t *testing.T) {
 	before := numGoroutines()
-	g := newGateTool("stuck")
-	g.ignore = true
-	h := newHarness(t, &agent.Options{Tools: []tool.Tool{g}, ToolGrace: 20 * time.Millisecond}, llmtest.CallTool("c1", "stuck", `{}`))
-	done := h.runAsync("go")
-	waitStarted(t, g.started)
-	h.a.Cancel("user")
+	h, g, done := cancelStubborn(t, "stuck", 20*time.Millisecond)
 	<-done
 	if got := resultText(results(h.events())["c1"]); got != "tool call aborted" {
 		t.Errorf("c1 = %q", got)
@@ -257,27 +281,29 @@ func TestB23_StuckCallIsAbortedAfterGrace(t *testing.T) {
 }
 
 func TestB24_CancelToolLeavesOthersRunning(t *testing.T) {
-	a, b := newGateTool("a"), newGateTool("b")
-	h := newHarness(t, &agent.Options{Tools: []tool.Tool{a, b}}, llmtest.CallTools(call("c1", "a", `{}`), call("c2", "b", `{}`)), llmtest.Reply("ok"))
-	done := h.runAsync("go")
-	waitStarted(t, a.started)
-	waitStarted(t, b.started)
-	if err := h.a.CancelTool("c1", "too slow"); err != nil {
-		t.Fatal(err)
-	}
-	time.Sleep(10 * time.Millisecond)
-	close(b.release)
-	out := <-done
-	rs := results(h.events())
-	if got := resultText(rs["c1"]); got != "tool call cancelled: too slow" || !rs["c1"].IsError || rs["c1"].Outcome != session.OutcomeCancelled {
-		t.Errorf("c1 = %q %+v", got, rs["c1"])
-	}
-	if got := resultText(rs["c2"]); got != "b done" {
-		t.Errorf("c2 = %q", got)
-	}
-	if out.res.Reason != session.EndCompleted {
-		t.Errorf("end = %s", out.res.Reason)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		a, b := newGateTool("a"), newGateTool("b")
+		h := newHarness(t, &agent.Options{Tools: []tool.Tool{a, b}}, llmtest.CallTools(call("c1", "a", `{}`), call("c2", "b", `{}`)), llmtest.Reply("ok"))
+		done := h.runAsync("go")
+		waitStarted(t, a.started)
+		waitStarted(t, b.started)
+		if err := h.a.CancelTool("c1", "too slow"); err != nil {
+			t.Fatal(err)
+		}
+		synctest.Wait() // the cancel has reached the loop
+		close(b.release)
+		out := <-done
+		rs := results(h.events())
+		if got := resultText(rs["c1"]); got != "tool call cancelled: too slow" || !rs["c1"].IsError || rs["c1"].Outcome != session.OutcomeCancelled {
+			t.Errorf("c1 = %q %+v", got, rs["c1"])
+		}
+		if got := resultText(rs["c2"]); got != "b done" {
+			t.Errorf("c2 = %q", got)
+		}
+		if out.res.Reason != session.EndCompleted {
+			t.Errorf("end = %s", out.res.Reason)
+		}
+	})
 }
 
 func TestB24_CancelToolBeforeDispatchIsParked(t *testing.T) {
@@ -307,34 +333,28 @@ func TestB24_CancelToolBeforeDispatchIsParked(t *testing.T) {
 }
 
 func TestB24_CancelFinishedCallSaysSo(t *testing.T) {
-	b := newGateTool("b")
-	h := newHarness(t, &agent.Options{Tools: []tool.Tool{echoTool(), b}}, llmtest.CallTools(call("c1", "echo", `{"text":"x"}`), call("c2", "b", `{}`)), llmtest.Reply("ok"))
-	done := h.runAsync("go")
-	waitStarted(t, b.started)
-	deadline := time.Now().Add(5 * time.Second)
-	for results(readAll(t, h.store, h.a.Session()))["c1"] == nil {
-		if time.Now().After(deadline) {
-			t.Fatal("c1 never finished")
+	synctest.Test(t, func(t *testing.T) {
+		b := newGateTool("b")
+		h := newHarness(t, &agent.Options{Tools: []tool.Tool{echoTool(), b}}, llmtest.CallTools(call("c1", "echo", `{"text":"x"}`), call("c2", "b", `{}`)), llmtest.Reply("ok"))
+		done := h.runAsync("go")
+		waitStarted(t, b.started)
+		synctest.Wait() // c1 has ended and b holds
+		if results(readAll(t, h.store, h.a.Session()))["c1"] == nil {
+			t.Fatal("c1 has not finished while b holds")
 		}
-		time.Sleep(time.Millisecond)
-	}
-	if err := h.a.CancelTool("c1", "late"); !errors.Is(err, agent.ErrCallFinished) {
-		t.Errorf("CancelTool of a finished call = %v", err)
-	}
-	close(b.release)
-	<-done
-	if got := resultText(results(h.events())["c1"]); got != "x" {
-		t.Errorf("c1 = %q", got)
-	}
+		if err := h.a.CancelTool("c1", "late"); !errors.Is(err, agent.ErrCallFinished) {
+			t.Errorf("CancelTool of a finished call = %v", err)
+		}
+		close(b.release)
+		<-done
+		if got := resultText(results(h.events())["c1"]); got != "x" {
+			t.Errorf("c1 = %q", got)
+		}
+	})
 }
 
 func TestB25_SteerAndFollowUpRefusedAfterCancel(t *testing.T) {
-	g := newGateTool("work")
-	g.ignore = true
-	h := newHarness(t, &agent.Options{Tools: []tool.Tool{g}, ToolGrace: 5 * time.Second}, llmtest.CallTool("c1", "work", `{}`))
-	done := h.runAsync("go")
-	waitStarted(t, g.started)
-	h.a.Cancel("user")
+	h, g, done := cancelStubborn(t, "work", 5*time.Second)
 	if h.a.Steer(text("x")) || h.a.FollowUp(text("y")) {
 		t.Error("Steer or FollowUp accepted after cancel")
 	}
@@ -366,20 +386,20 @@ func TestB26_CancelBeatsPendingRetry(t *testing.T) {
 }
 
 func TestB22_CancelFirstCauseWins(t *testing.T) {
-	h := newHarness(t, nil, llmtest.Hang())
-	done := h.runAsync("go")
-	waitCalls(h, 1)
-	if !h.a.Cancel("hook") {
-		t.Fatal("Cancel found no run")
-	}
-	h.a.Cancel("user")
-	out := <-done
-	if out.res.Cause != "hook" || lastEnd(t, h.events()).Cause != "hook" {
-		t.Errorf("cause = %q", out.res.Cause)
-	}
-	if h.a.Cancel("user") {
-		t.Error("Cancel while idle reported a run")
-	}
+	synctest.Test(t, func(t *testing.T) {
+		h, done := hungRun(t, context.Background())
+		if !h.a.Cancel("hook") {
+			t.Fatal("Cancel found no run")
+		}
+		h.a.Cancel("user")
+		out := <-done
+		if out.res.Cause != "hook" || lastEnd(t, h.events()).Cause != "hook" {
+			t.Errorf("cause = %q", out.res.Cause)
+		}
+		if h.a.Cancel("user") {
+			t.Error("Cancel while idle reported a run")
+		}
+	})
 }
 
 func TestStreamEndsWithRunError(t *testing.T) {

@@ -14,11 +14,25 @@
 // be reopened, resumed after a crash (the interrupted turn is closed by a
 // recorded repair) and replayed.
 //
+// The loop is built from a few parts, each in its own file: the log
+// writer (log.go: seqs, batching, the one write per flush, the derived
+// history), the step (step.go, model.go: the request, the stream, retries
+// and fallback), the tool pipeline (pipeline.go, batch.go) and turn
+// control (control.go: steer, follow-up, inject, cancel). Every way a
+// turn ends is one value that closes it on the log.
+//
 // The tool pipeline of one call is: gate hook → unknown-tool check →
-// validation with coercion → pre-tool-use hook (edits validated again) →
-// approval → guards (repeat, per-tool budgets) → execution → tool-error
-// substitution → result transform → post notification. Calls of one step
-// run in parallel up to Options.Parallel; exclusive tools run alone.
+// validation with coercion → pre-tool-use hook (edits validated again;
+// the built-in guards — repeat, per-tool budgets — are its last handlers)
+// → approval → execution through tool.Run → tool-error substitution →
+// result transform (the step's output budget is its last handler) → post
+// notification. Calls of one step run in parallel up to Options.Parallel;
+// exclusive tools run alone. Guards record their decisions like any other
+// handler, under their names (guard.repeat, guard.tool-budget,
+// guard.output).
+//
+// Hosts wrap the model and the tools with middleware on a hook.Set
+// (WrapModel, WrapTool); the first listed is outermost.
 //
 // Failed model requests are retried with exponential backoff and jitter,
 // honouring retry-after, never for quota errors; after a target's retries
@@ -39,15 +53,20 @@
 // changes nothing; after three in a row a run stops trying. A request the
 // provider still finds too long is compacted, then has its oldest tool
 // results elided, before the turn ends with an error saying what to do.
-// Hosts whose tools remember what the model has read must forget it after
-// a compaction — for the file tools, call ReadState.Forget with the
-// session from Options.OnCompact on CompactEnd.
+// Compaction progress is published as transient
+// session.CompactionProgress events. A tool that remembers what the model
+// has read implements CompactListener (found through any wrapper) and
+// forgets it when told.
 //
 // Prompt cache: Options.PromptCache has adapters with explicit caching
 // place breakpoints on every request; every request and response goes
-// through a cachewatch.Watcher, whose drifts and breaks are logged and
-// given to Options.OnCache, and CacheExpiresAt and CacheImpact expose its
-// estimates.
+// through a cachewatch.Watcher, whose drifts and breaks are logged
+// (cache.drift, cache.break) and so reach observers, and CacheExpiresAt
+// and CacheImpact expose its estimates.
+//
+// Observers see every logged event, and the transient ones of the type
+// they subscribe to: assistant.chunk deltas, tool.progress,
+// compaction.progress.
 //
 // Quick start:
 //
@@ -64,7 +83,7 @@
 //	fmt.Println(res.Reason, res.Text)
 //
 //	for ev, err := range a.Stream(ctx, &agent.RunRequest{Prompt: "Fix it."}) {
-//		// every logged event, plus transient *session.AssistantChunk
-//		// deltas with Seq 0
+//		// every logged event, plus transient events with Seq 0: stream
+//		// deltas (*session.AssistantChunk) and compaction progress
 //	}
 package agent

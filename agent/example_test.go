@@ -136,8 +136,10 @@ func ExampleAgent_Compact() {
 		llmtest.Reply("First part done."),
 		llmtest.Reply("The user asked for two parts; the first is done."), // the summary
 	)
-	a, err := agent.New(&agent.Options{Model: model, ModelName: "scripted", Tools: []tool.Tool{echoTool()},
-		OnCompact: func(n agent.CompactNotice) { fmt.Println("compaction:", n.Phase) }})
+	hooks := new(hook.Set).Observe("compaction", session.TypeCompactionProgress, func(ev session.Event) {
+		fmt.Println("compaction:", ev.Data.(*session.CompactionProgress).Phase)
+	})
+	a, err := agent.New(&agent.Options{Model: model, ModelName: "scripted", Tools: []tool.Tool{echoTool()}, Hooks: hooks})
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -152,6 +154,7 @@ func ExampleAgent_Compact() {
 		fmt.Println(err)
 		return
 	}
+	a.Close() // the observer has seen every event
 	fmt.Println("summary:", res.Summary)
 	for _, m := range a.Messages() {
 		fmt.Printf("%s: %.45s\n", m.Role, strings.ReplaceAll(m.Text(), "\n", " "))

@@ -3,10 +3,11 @@ package agent_test
 import (
 	"bytes"
 	"context"
-	"github.com/reinhq/rein/internal/golden"
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/reinhq/rein/internal/golden"
 
 	"github.com/reinhq/rein/agent"
 	"github.com/reinhq/rein/hook"

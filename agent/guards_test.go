@@ -3,9 +3,10 @@ package agent_test
 import (
 	"context"
 	"errors"
-	"github.com/google/go-cmp/cmp"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/reinhq/rein/agent"
 	"github.com/reinhq/rein/hook"
@@ -100,7 +101,7 @@ func TestB45_RepeatGuard(t *testing.T) {
 				t.Errorf("results=%v end=%s\n%s", got, res.Reason, dump(evs))
 			}
 			guards := agent.Summarize(evs).Guards
-			if len(guards) != 1 || guards[0].Point != "guard.repeat" {
+			if len(guards) != 1 || guards[0].Hook != "guard.repeat" {
 				t.Errorf("guard not recorded: %+v", guards)
 			}
 			if tt.action == agent.GuardSteer {
@@ -242,8 +243,9 @@ func TestB57_AlwaysForACommandPrefixCoversOnlyThatPrefix(t *testing.T) {
 	})
 	policy := tool.NewPolicy(&tool.PolicyOptions{Approver: person})
 	sh := &tool.Func{
-		ToolSpec: tool.Spec{Name: "shell", Schema: []byte(`{"type":"object","properties":{"command":{"type":"string"}},"required":["command"]}`), Annotations: &tool.Annotations{Destructive: true}},
-		Fn:       func(context.Context, *tool.Call) (*tool.Result, error) { return tool.Text("ran"), nil },
+		ToolSpec:  tool.Spec{Name: "shell", Schema: []byte(`{"type":"object","properties":{"command":{"type":"string"}},"required":["command"]}`), Annotations: &tool.Annotations{Destructive: true}},
+		Fn:        func(context.Context, *tool.Call) (*tool.Result, error) { return tool.Text("ran"), nil },
+		SubjectFn: tool.CommandSubject, // the tool declares what it acts on
 	}
 	h := newHarness(t, &agent.Options{Approver: policy, Tools: []tool.Tool{sh}},
 		llmtest.CallTool("c1", "shell", `{"command":"go test ./..."}`),

@@ -13,6 +13,7 @@ import (
 
 	"github.com/reinhq/rein/agent"
 	"github.com/reinhq/rein/hook"
+	"github.com/reinhq/rein/internal/testwait"
 	"github.com/reinhq/rein/llm"
 	"github.com/reinhq/rein/llm/llmtest"
 	"github.com/reinhq/rein/session"
@@ -162,15 +163,10 @@ func lastEnd(t *testing.T, evs []session.Event) *session.TurnEnd {
 	return ends[len(ends)-1]
 }
 
-func resultText(r *session.ToolResult) string {
-	var s string
-	for _, p := range r.Parts {
-		if t, ok := p.(*llm.Text); ok {
-			s += t.Text
-		}
-	}
-	return s
-}
+// partsText joins the text parts of ps.
+func partsText(ps []llm.Part) string { return llm.Message{Parts: ps}.Text() }
+
+func resultText(r *session.ToolResult) string { return partsText(r.Parts) }
 
 // results returns the text of each tool.result, by call id.
 func results(evs []session.Event) map[llm.CallID]*session.ToolResult {
@@ -190,13 +186,7 @@ func requestTexts(req *llm.Request) []string {
 			case *llm.Text:
 				out = append(out, string(m.Role)+": "+p.Text)
 			case *llm.ToolResult:
-				var s string
-				for _, q := range p.Parts {
-					if t, ok := q.(*llm.Text); ok {
-						s += t.Text
-					}
-				}
-				out = append(out, "result "+string(p.CallID)+": "+s)
+				out = append(out, "result "+string(p.CallID)+": "+partsText(p.Parts))
 			case *llm.ToolCall:
 				out = append(out, "call "+string(p.ID)+" "+p.Name)
 			}
@@ -274,22 +264,16 @@ func waitStarted(t *testing.T, ch chan llm.CallID) llm.CallID {
 	return ""
 }
 
-// checkNoLeak fails when goroutines started after before are still alive.
+// checkNoLeak fails when goroutines started after before are still alive
+// once they have had a few seconds to wind down.
 func checkNoLeak(t *testing.T, before int) {
 	t.Helper()
-	deadline := time.Now().Add(3 * time.Second)
-	for {
-		n := runtime.NumGoroutine()
-		if n <= before {
-			return
-		}
-		if time.Now().After(deadline) {
-			buf := make([]byte, 1<<16)
-			buf = buf[:runtime.Stack(buf, true)]
-			t.Fatalf("%d goroutines left (had %d):\n%s", n, before, buf)
-		}
-		time.Sleep(10 * time.Millisecond)
+	if testwait.For(3*time.Second, func() bool { return runtime.NumGoroutine() <= before }) {
+		return
 	}
+	buf := make([]byte, 1<<16)
+	buf = buf[:runtime.Stack(buf, true)]
+	t.Fatalf("%d goroutines left (had %d):\n%s", runtime.NumGoroutine(), before, buf)
 }
 
 var errBoom = errors.New("boom")

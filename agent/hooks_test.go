@@ -73,11 +73,6 @@ func TestB35_EditFeedsNextDenyEndsChain(t *testing.T) {
 	}
 }
 
-func partsText(ps []llm.Part) string {
-	m := llm.Message{Parts: ps}
-	return m.Text()
-}
-
 func TestB36_HookErrorFailsToolClosed(t *testing.T) {
 	ran := false
 	hs := new(hook.Set).ToolGate("policy", func(_ context.Context, in *hook.ToolInput) (hook.GateDecision, error) {

@@ -76,11 +76,6 @@ type Options struct {
 	// unavailable.
 	DryRun bool
 
-	// OnProgress, when set, receives the progress tools report, with the
-	// call's id, on the tool's goroutine; it must not block. Progress is
-	// never logged nor sent to the model.
-	OnProgress func(call llm.CallID, p tool.Progress)
-
 	// State keeps tools' durable key/value state per session; each call
 	// gets its tool's state staged, committed only when the call succeeds.
 	// Nil gives tools no state.
@@ -111,32 +106,11 @@ type Options struct {
 	// Compaction turns automatic compaction on and tunes it; nil leaves
 	// only Agent.Compact. See CompactionOptions.
 	Compaction *CompactionOptions
-	// OnCompact, when set, is told when a compaction starts, makes
-	// progress, ends or fails, on the compacting goroutine. Use the end
-	// notice to drop per-session state tied to what the model has seen,
-	// e.g. the file tools' read state, so a re-read after a compaction
-	// returns the content again:
-	//
-	//	OnCompact: func(n agent.CompactNotice) {
-	//		if n.Phase == agent.CompactEnd {
-	//			readState.Forget(string(n.Session))
-	//		}
-	//	}
-	//
-	// Tools that implement CompactListener are told as well.
-	OnCompact func(n CompactNotice)
-
 	// PromptCache, when set, asks adapters with explicit prompt caching
 	// (Anthropic) to place cache breakpoints on every request — tools,
 	// system, newest message — so a long tool loop reads its prefix from
 	// the cache. It overrides Request.Cache.
 	PromptCache *llm.CacheHint
-	// OnCache, when set, receives the prompt-cache telemetry of each
-	// request that predicts (drift) or shows (break) a lost cache, on
-	// the loop's goroutine; it must not block. Both are logged at Info
-	// and Warn level either way.
-	OnCache func(ev CacheEvent)
-
 	// Limits are the guards and budgets.
 	Limits Limits
 	// Retry is the provider retry policy; nil means DefaultRetry.

@@ -38,26 +38,11 @@ func (tr *trace) get() []string {
 // tracingHooks records every point a call passes.
 func tracingHooks(tr *trace) *hook.Set {
 	return new(hook.Set).
-		ToolGate("t", func(_ context.Context, in *hook.ToolInput) (hook.GateDecision, error) {
-			tr.add("gate")
-			return nil, nil
-		}).
-		PreToolUse("t", func(_ context.Context, in *hook.ToolInput) (hook.GateDecision, error) {
-			tr.add("pre-tool-use")
-			return nil, nil
-		}).
-		Approval("t", func(_ context.Context, in *hook.ToolInput) (hook.ApprovalDecision, error) {
-			tr.add("approval")
-			return nil, nil
-		}).
-		ToolError("t", func(_ context.Context, in *hook.ToolErrorInput) (hook.SubstituteDecision, error) {
-			tr.add("tool-error")
-			return nil, nil
-		}).
-		ToolResult("t", func(_ context.Context, in *hook.ToolResultInput) (hook.ResultDecision, error) {
-			tr.add("tool-result")
-			return nil, nil
-		}).
+		ToolGate("t", traced[*hook.ToolInput, hook.GateDecision](tr, "gate")).
+		PreToolUse("t", traced[*hook.ToolInput, hook.GateDecision](tr, "pre-tool-use")).
+		Approval("t", traced[*hook.ToolInput, hook.ApprovalDecision](tr, "approval")).
+		ToolError("t", traced[*hook.ToolErrorInput, hook.SubstituteDecision](tr, "tool-error")).
+		ToolResult("t", traced[*hook.ToolResultInput, hook.ResultDecision](tr, "tool-result")).
 		PostTool("t", func(_ context.Context, in *hook.PostToolInput) error {
 			tr.add("post failed=" + boolStr(in.Failed) + " " + in.ErrorType)
 			return nil
@@ -66,6 +51,15 @@ func tracingHooks(tr *trace) *hook.Set {
 			tr.add("dispatched " + in.Outcome)
 			return nil
 		})
+}
+
+// traced is a handler that records point and decides nothing.
+func traced[In any, D any](tr *trace, point string) func(context.Context, In) (D, error) {
+	return func(context.Context, In) (D, error) {
+		tr.add(point)
+		var none D
+		return none, nil
+	}
 }
 
 func boolStr(b bool) string {
@@ -162,15 +156,7 @@ func TestB10_GateSubstituteStillTransformedAndPosted(t *testing.T) {
 	}
 }
 
-func textOfResult(r *tool.Result) string {
-	var s string
-	for _, p := range r.Parts {
-		if t, ok := p.(*llm.Text); ok {
-			s += t.Text
-		}
-	}
-	return s
-}
+func textOfResult(r *tool.Result) string { return partsText(r.Parts) }
 
 func TestB10_DenyWinsOverSubstitute(t *testing.T) {
 	hs := new(hook.Set).
@@ -443,12 +429,16 @@ func TestProgressReachesTheHost(t *testing.T) {
 		c.Progress(tool.Progress{Message: "half", Done: 0.5})
 		return tool.Text("ok"), nil
 	})
-	h := newHarness(t, &agent.Options{Tools: []tool.Tool{tl}, OnProgress: func(id llm.CallID, p tool.Progress) {
+	// Progress reaches hosts as transient events on the bus.
+	hooks := new(hook.Set).Observe("progress", session.TypeToolProgress, func(ev session.Event) {
+		p := ev.Data.(*session.ToolProgress)
 		mu.Lock()
-		got = append(got, string(id)+" "+p.Message)
+		got = append(got, string(p.CallID)+" "+p.Message)
 		mu.Unlock()
-	}}, llmtest.CallTool("c1", "long", `{}`), llmtest.Reply("ok"))
+	})
+	h := newHarness(t, &agent.Options{Tools: []tool.Tool{tl}, Hooks: hooks}, llmtest.CallTool("c1", "long", `{}`), llmtest.Reply("ok"))
 	h.run("go")
+	h.a.Close() // every event has reached the observer
 	mu.Lock()
 	defer mu.Unlock()
 	if diff := cmp.Diff([]string{"c1 half"}, got); diff != "" {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/reinhq/rein/llm"
@@ -43,7 +44,8 @@ type Result struct {
 	// TTFT is the time from the run's start to the first streamed chunk.
 	TTFT     time.Duration
 	Duration time.Duration
-	// Events are the events the run wrote, in seq order.
+	// Events are the events the run wrote, in seq order. They share
+	// their payloads with the log: treat them as read-only.
 	Events []session.Event
 	// ObserverDrops counts the events slow observers lost during the run
 	// (see Agent.ObserverStats for who).
@@ -51,11 +53,12 @@ type Result struct {
 }
 
 func (r *runState) result(reason session.EndReason, cause string) *Result {
+	m := &r.meter
 	res := &Result{
-		Session: r.a.sid, Turn: r.turn, Run: r.id, Reason: reason, Cause: cause,
-		Output: r.output, Steps: r.steps, Usage: r.usage, Cost: r.cost,
-		ByModel: make(map[string]ModelUsage, len(r.byModel)), TTFT: r.ttft,
-		Duration: r.a.opts.Now().Sub(r.started),
+		Session: r.sid, Turn: r.turn, Run: r.id, Reason: reason, Cause: cause,
+		Output: r.output.value, Steps: m.steps, Usage: m.usage, Cost: m.cost,
+		ByModel: make(map[string]ModelUsage, len(m.byModel)), TTFT: m.ttft,
+		Duration: r.a.opts.Now().Sub(m.started),
 	}
 	n := 0
 	for _, c := range r.events {
@@ -66,13 +69,116 @@ func (r *runState) result(reason session.EndReason, cause string) *Result {
 		res.Events = append(res.Events, c...)
 	}
 	if r.hasFinal {
-		m := r.final
-		res.Message, res.Text = &m, m.Text()
+		msg := r.final
+		res.Message, res.Text = &msg, msg.Text()
 	}
-	for k, v := range r.byModel {
+	for k, v := range m.byModel {
 		res.ByModel[k] = *v
 	}
 	return res
+}
+
+// meter counts a run's steps, usage and cost.
+type meter struct {
+	steps      int
+	usage      llm.Usage
+	cost       float64
+	byModel    map[string]*ModelUsage
+	started    time.Time
+	stepStart  time.Time
+	ttft       time.Duration
+	firstChunk bool
+}
+
+func newMeter(now time.Time) meter {
+	return meter{started: now, byModel: map[string]*ModelUsage{}}
+}
+
+// chunk notes a streamed chunk: the first gives the run's TTFT.
+func (m *meter) chunk(now func() time.Time) {
+	if !m.firstChunk {
+		m.firstChunk = true
+		m.ttft = now().Sub(m.started)
+	}
+}
+
+// add counts one response's usage, priced with cost (nil prices nothing).
+func (m *meter) add(cost func(string, llm.Usage) float64, p *llm.Provenance, u llm.Usage) {
+	m.usage.Add(u)
+	model := ""
+	if p != nil {
+		model = p.Model
+	}
+	mu := m.byModel[model]
+	if mu == nil {
+		mu = &ModelUsage{}
+		m.byModel[model] = mu
+	}
+	mu.Steps++
+	mu.Usage.Add(u)
+	if cost != nil {
+		c := cost(model, u)
+		mu.Cost += c
+		m.cost += c
+	}
+}
+
+// overBudget returns the budget the run has spent, if any.
+func (m *meter) overBudget(l Limits) *BudgetError {
+	if l.MaxTokens > 0 {
+		if used := m.usage.Total(); used >= l.MaxTokens {
+			return &BudgetError{Budget: "tokens", Limit: float64(l.MaxTokens), Used: float64(used)}
+		}
+	}
+	if l.MaxCost > 0 && m.cost >= l.MaxCost {
+		return &BudgetError{Budget: "cost", Limit: l.MaxCost, Used: m.cost}
+	}
+	return nil
+}
+
+// output is the run's structured-output check.
+type output struct {
+	schema  json.RawMessage
+	v       *validator
+	retried bool
+	value   json.RawMessage
+}
+
+func newOutput(schema json.RawMessage) (output, error) {
+	if len(schema) == 0 {
+		return output{}, nil
+	}
+	v, err := newValidator(schema)
+	if err != nil {
+		return output{}, fmt.Errorf("agent: output schema: %w", err)
+	}
+	return output{schema: schema, v: v}, nil
+}
+
+// check validates a final answer against the schema.
+func (o *output) check(answer string) (json.RawMessage, error) {
+	out, _, err := o.v.validate(json.RawMessage(trimFence(answer)))
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// trimFence removes a Markdown code fence around a JSON answer.
+func trimFence(s string) string {
+	t := strings.TrimSpace(s)
+	if !strings.HasPrefix(t, "```") {
+		return t
+	}
+	if i := strings.IndexByte(t, '\n'); i >= 0 {
+		t = t[i+1:]
+	} else {
+		return t
+	}
+	if j := strings.LastIndex(t, "```"); j >= 0 {
+		t = t[:j]
+	}
+	return strings.TrimSpace(t)
 }
 
 // Decode unmarshals the run's structured output into v. Without a schema

@@ -1,13 +1,17 @@
 package agent_test
 
 import (
+	"fmt"
 	"io"
+	"math/rand/v2"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/reinhq/rein/agent"
+	"github.com/reinhq/rein/internal/testwait"
 	"github.com/reinhq/rein/llm"
 	"github.com/reinhq/rein/llm/llmtest"
 	"github.com/reinhq/rein/session"
@@ -37,19 +41,43 @@ func TestBackgroundTasksReportedAndKilledOnClose(t *testing.T) {
 	}
 	root := t.TempDir()
 	sh := shell.New(&shell.Options{Policy: &sandbox.Policy{Root: root}, SpillDir: t.TempDir()})
-	marker := "37.4251"
-	notices := func() []string {
-		var out []string
+	// A marker of this run only: the same test elsewhere on the machine
+	// must not be taken for this one's task.
+	marker := fmt.Sprintf("37.%d%09d", os.Getpid(), rand.Int64N(1e9))
+	// The exits the shell reported, kept until the loop polls its notices;
+	// drain says how many it has reported in all.
+	var mu sync.Mutex
+	var exits []string
+	reported := 0
+	drain := func() int {
+		mu.Lock()
+		defer mu.Unlock()
 		for _, e := range sh.Drain() {
-			out = append(out, e.String())
+			exits = append(exits, e.String())
+			reported++
 		}
+		return reported
+	}
+	notices := func() []string {
+		drain()
+		mu.Lock()
+		defer mu.Unlock()
+		out := exits
+		exits = nil
 		return out
 	}
 	h := newHarness(t, &agent.Options{Tools: sh.Tools(), Closers: []io.Closer{sh}, Notices: notices},
 		llmtest.CallTools(
 			llm.ToolCall{ID: "bg1", Name: "shell", Args: []byte(`{"command":"sleep ` + marker + `","run_in_background":true}`)},
 			llm.ToolCall{ID: "bg2", Name: "shell", Args: []byte(`{"command":"echo quick","run_in_background":true}`)}),
-		llmtest.CallTool("fg", "shell", `{"command":"sleep 0.3"}`),
+		// The model answers the second request once the quick task has
+		// exited, so a step boundary before the third has told its exit.
+		llmtest.Respond(func(*llm.Request) llmtest.Entry {
+			if !testwait.For(5*time.Second, func() bool { return drain() > 0 }) {
+				t.Error("the quick task never exited")
+			}
+			return llmtest.CallTool("fg", "shell", `{"command":"echo step"}`)
+		}),
 		llmtest.Reply("done"))
 	h.run("start the server and a quick job")
 	evs := h.events()
@@ -71,12 +99,8 @@ func TestBackgroundTasksReportedAndKilledOnClose(t *testing.T) {
 	if err := h.a.Close(); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for processAlive(marker) {
-		if time.Now().After(deadline) {
-			t.Fatal("Close left the background task running")
-		}
-		time.Sleep(20 * time.Millisecond)
+	if !testwait.For(5*time.Second, func() bool { return !processAlive(marker) }) {
+		t.Fatal("Close left the background task running")
 	}
 	t.Logf("Close took %v", time.Since(start))
 }

@@ -63,7 +63,7 @@ func SummarizeCost(events []session.Event, cost func(model string, u llm.Usage) 
 	var first, last time.Time
 	for _, ev := range events {
 		if ev.Seq == 0 {
-			continue // a transient delta
+			continue // a transient event
 		}
 		if s.Session == "" {
 			s.Session = ev.Session
@@ -75,73 +75,80 @@ func SummarizeCost(events []session.Event, cost func(model string, u llm.Usage) 
 		if ev.Run != "" {
 			runs[ev.Run] = true
 		}
-		switch p := ev.Data.(type) {
-		case *session.TurnStart:
-			s.Turns++
-		case *session.TurnEnd:
-			s.Ends[string(p.Reason)]++
-			if p.Reason == session.EndError && p.Message != "" {
-				s.Errors = append(s.Errors, p.Message)
-			}
-		case *session.StepStart:
-			s.Steps++
-		case *session.AssistantMessage:
-			model := ""
-			if p.Provenance != nil {
-				model = p.Provenance.Model
-			}
-			mu := s.ByModel[model]
-			mu.Steps++
-			mu.Usage.Add(p.Usage)
-			if cost != nil {
-				c := cost(model, p.Usage)
-				mu.Cost += c
-				s.Cost += c
-			}
-			s.ByModel[model] = mu
-			s.Usage.Add(p.Usage)
-			if p.Interrupted {
-				s.Interrupted++
-			}
-		case *session.ToolCall:
-			s.ToolCalls++
-		case *session.ToolResult:
-			s.Outcomes[p.Outcome]++
-			text := ""
-			for _, part := range p.Parts {
-				if t, ok := part.(*llm.Text); ok {
-					text += t.Text
-				}
-			}
-			note := CallNote{CallID: p.CallID, Name: p.Name, Text: text}
-			switch p.Outcome {
-			case session.OutcomeGateBlock:
-				s.Blocked = append(s.Blocked, note)
-			case session.OutcomeInvalidInput:
-				s.ValidationErrors = append(s.ValidationErrors, note)
-			case session.OutcomeExecute:
-				if p.IsError {
-					s.ToolErrors++
-				}
-			}
-		case *session.HookDecision:
-			d := Decision{Point: p.Point, Hook: p.Hook, Decision: p.Decision, Reason: p.Reason, CallID: p.CallID}
-			if len(p.Point) > 6 && p.Point[:6] == "guard." {
-				s.Guards = append(s.Guards, d)
-			} else {
-				s.Decisions = append(s.Decisions, d)
-			}
-		case *session.Retry:
-			s.Retries = append(s.Retries, *p)
-		case *session.Fallback:
-			s.Fallbacks = append(s.Fallbacks, *p)
-		case *session.Repair:
-			s.Repairs = append(s.Repairs, *p)
-		}
+		s.add(ev.Data, cost)
 	}
 	s.Runs = len(runs)
 	if !first.IsZero() {
 		s.Duration = last.Sub(first)
 	}
 	return s
+}
+
+// add counts one event's payload.
+func (s *RunSummary) add(p session.Payload, cost func(model string, u llm.Usage) float64) {
+	switch p := p.(type) {
+	case *session.TurnStart:
+		s.Turns++
+	case *session.TurnEnd:
+		s.Ends[string(p.Reason)]++
+		if p.Reason == session.EndError && p.Message != "" {
+			s.Errors = append(s.Errors, p.Message)
+		}
+	case *session.StepStart:
+		s.Steps++
+	case *session.AssistantMessage:
+		s.addMessage(p, cost)
+	case *session.ToolCall:
+		s.ToolCalls++
+	case *session.ToolResult:
+		s.addResult(p)
+	case *session.HookDecision:
+		d := Decision{Point: p.Point, Hook: p.Hook, Decision: p.Decision, Reason: p.Reason, CallID: p.CallID}
+		if isGuard(p.Hook) || isGuard(p.Point) { // built-in guards (older logs name them by point)
+			s.Guards = append(s.Guards, d)
+		} else {
+			s.Decisions = append(s.Decisions, d)
+		}
+	case *session.Retry:
+		s.Retries = append(s.Retries, *p)
+	case *session.Fallback:
+		s.Fallbacks = append(s.Fallbacks, *p)
+	case *session.Repair:
+		s.Repairs = append(s.Repairs, *p)
+	}
+}
+
+func (s *RunSummary) addMessage(p *session.AssistantMessage, cost func(model string, u llm.Usage) float64) {
+	model := ""
+	if p.Provenance != nil {
+		model = p.Provenance.Model
+	}
+	mu := s.ByModel[model]
+	mu.Steps++
+	mu.Usage.Add(p.Usage)
+	if cost != nil {
+		c := cost(model, p.Usage)
+		mu.Cost += c
+		s.Cost += c
+	}
+	s.ByModel[model] = mu
+	s.Usage.Add(p.Usage)
+	if p.Interrupted {
+		s.Interrupted++
+	}
+}
+
+func (s *RunSummary) addResult(p *session.ToolResult) {
+	s.Outcomes[p.Outcome]++
+	note := CallNote{CallID: p.CallID, Name: p.Name, Text: partsText(p.Parts)}
+	switch p.Outcome {
+	case session.OutcomeGateBlock:
+		s.Blocked = append(s.Blocked, note)
+	case session.OutcomeInvalidInput:
+		s.ValidationErrors = append(s.ValidationErrors, note)
+	case session.OutcomeExecute:
+		if p.IsError {
+			s.ToolErrors++
+		}
+	}
 }

@@ -164,30 +164,14 @@ func (b *Bus) Has() bool { return len(b.current()) > 0 }
 
 // Publish offers ev to every matching observer. It never blocks: an
 // observer whose buffer is full loses the event, and the loss is counted.
-func (b *Bus) Publish(ev session.Event) {
-	p := b.subs.Load()
-	if p == nil || len(*p) == 0 {
-		return
-	}
-	typ := ev.Data.EventType()
-	b.sendMu.RLock()
-	defer b.sendMu.RUnlock()
-	for _, x := range *b.subs.Load() {
-		if x.gone || (x.Type != "*" && x.Type != typ) {
-			continue
-		}
-		select {
-		case x.ch <- ev:
-		default:
-			x.dropped.Add(1)
-		}
-	}
-}
+func (b *Bus) Publish(ev session.Event) { b.offer(ev, true) }
 
 // PublishTransient offers a transient event (one that is never written
 // to the log, such as a stream delta with Seq 0) to the observers of its
 // exact type; "*" observers see only logged events.
-func (b *Bus) PublishTransient(ev session.Event) {
+func (b *Bus) PublishTransient(ev session.Event) { b.offer(ev, false) }
+
+func (b *Bus) offer(ev session.Event, logged bool) {
 	p := b.subs.Load()
 	if p == nil || len(*p) == 0 {
 		return
@@ -196,7 +180,7 @@ func (b *Bus) PublishTransient(ev session.Event) {
 	b.sendMu.RLock()
 	defer b.sendMu.RUnlock()
 	for _, x := range *b.subs.Load() {
-		if x.gone || x.Type != typ {
+		if x.gone || (x.Type != typ && (!logged || x.Type != "*")) {
 			continue
 		}
 		select {

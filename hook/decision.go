@@ -22,9 +22,12 @@ const (
 )
 
 // Decision is implemented by every decision type. Kind is the decision's
-// name in a hook.decision event.
+// name in a hook.decision event; isNone reports a typed nil, which means
+// "no decision" like a nil interface does. The method set is sealed, so
+// every decision type answers both, checked by the compiler.
 type Decision interface {
 	Kind() string
+	isNone() bool
 }
 
 // PromptDecision is a prompt-submit handler's decision: *EditPrompt or *Deny.
@@ -40,8 +43,8 @@ type RequestDecision interface {
 	isRequestDecision()
 }
 
-// GateDecision is a tool gate handler's decision: *EditArgs, *Deny or
-// *Substitute.
+// GateDecision is a tool gate handler's decision: *EditArgs, *Deny,
+// *Substitute or *Stop (deny the call and end the turn).
 type GateDecision interface {
 	Decision
 	isGateDecision()
@@ -77,6 +80,13 @@ type FinalizeDecision interface {
 type StepEndDecision interface {
 	Decision
 	isStepEndDecision()
+}
+
+// Notice is the decision type of notifications: none exists, so their
+// handlers always return nil.
+type Notice interface {
+	Decision
+	isNotice()
 }
 
 // Deny refuses: a prompt never reaches the model, a tool call never runs
@@ -125,6 +135,10 @@ type Stop struct {
 // RewriteResult replaces a tool's result before the model sees it.
 type RewriteResult struct {
 	Result *tool.Result
+	Reason string
+	// Label, when set, names the rewrite on its record instead of
+	// "rewrite" (for example "spill").
+	Label string
 }
 
 // Nudge continues a turn the model wanted to end, with Text as a new user
@@ -166,8 +180,13 @@ func (*RewriteMessages) Kind() string { return DecisionRewrite }
 // Kind returns "stop".
 func (*Stop) Kind() string { return DecisionStop }
 
-// Kind returns "rewrite".
-func (*RewriteResult) Kind() string { return DecisionRewrite }
+// Kind returns the rewrite's Label, or "rewrite".
+func (d *RewriteResult) Kind() string {
+	if d.Label != "" {
+		return d.Label
+	}
+	return DecisionRewrite
+}
 
 // Kind returns "nudge".
 func (*Nudge) Kind() string { return DecisionNudge }
@@ -194,3 +213,35 @@ func (*Substitute) isSubstituteDecision()   {}
 func (*Nudge) isFinalizeDecision()          {}
 func (*Stop) isFinalizeDecision()           {}
 func (*Stop) isStepEndDecision()            {}
+func (*Stop) isGateDecision()               {}
+
+func (d *Deny) isNone() bool            { return d == nil }
+func (d *EditPrompt) isNone() bool      { return d == nil }
+func (d *EditArgs) isNone() bool        { return d == nil }
+func (d *Substitute) isNone() bool      { return d == nil }
+func (d *ReplaceRequest) isNone() bool  { return d == nil }
+func (d *RewriteMessages) isNone() bool { return d == nil }
+func (d *Stop) isNone() bool            { return d == nil }
+func (d *RewriteResult) isNone() bool   { return d == nil }
+func (d *Nudge) isNone() bool           { return d == nil }
+func (d *Allow) isNone() bool           { return d == nil }
+func (d *Ask) isNone() bool             { return d == nil }
+
+// reasonOf is the reason a decision gives, for its record.
+func reasonOf(d Decision) string {
+	switch v := d.(type) {
+	case *Deny:
+		return v.Reason
+	case *Substitute:
+		return v.Reason
+	case *Stop:
+		return v.Reason
+	case *Allow:
+		return v.Reason
+	case *Ask:
+		return v.Reason
+	case *RewriteResult:
+		return v.Reason
+	}
+	return ""
+}

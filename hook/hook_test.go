@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
@@ -33,7 +34,7 @@ func TestChainOrderAgentThenRun(t *testing.T) {
 	}
 	agentSet := new(hook.Set).Prompt("a1", mk("a1")).Prompt("a2", mk("a2"))
 	runSet := new(hook.Set).Prompt("r1", mk("r1"))
-	out, err := hook.Join(agentSet, runSet).Prompt(context.Background(), &hook.PromptInput{Parts: text("x")})
+	out, err := hook.Prompt.Run(context.Background(), hook.Join(agentSet, runSet), &hook.PromptInput{Parts: text("x")})
 	if err != nil || len(out.Records) != 0 {
 		t.Fatalf("out=%+v err=%v", out, err)
 	}
@@ -54,7 +55,7 @@ func TestPromptEditFeedsNextAndDenyEnds(t *testing.T) {
 			return &hook.Deny{Reason: "no shouting"}, nil
 		}).
 		Prompt("after", func(context.Context, *hook.PromptInput) (hook.PromptDecision, error) { after = true; return nil, nil })
-	out, err := hook.Join(s, nil).Prompt(context.Background(), &hook.PromptInput{Parts: text("hi")})
+	out, err := hook.Prompt.Run(context.Background(), hook.Join(s, nil), &hook.PromptInput{Parts: text("hi")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,7 +85,7 @@ func TestGateDenyWinsOverSubstitute(t *testing.T) {
 			}
 			return &hook.Deny{Reason: "no"}, nil
 		})
-	out, err := hook.Join(s, nil).Gate(context.Background(), &hook.ToolInput{Call: llm.ToolCall{ID: "c", Name: "t", Args: json.RawMessage(`{"x":1}`)}})
+	out, err := hook.ToolGate.Run(context.Background(), hook.Join(s, nil), &hook.ToolInput{Call: llm.ToolCall{ID: "c", Name: "t", Args: json.RawMessage(`{"x":1}`)}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,7 +105,7 @@ func TestHandlerErrorAndPanicAreHookErrors(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			s := new(hook.Set).ToolGate("policy", tt.fn)
-			_, err := hook.Join(nil, s).Gate(context.Background(), &hook.ToolInput{})
+			_, err := hook.ToolGate.Run(context.Background(), hook.Join(nil, s), &hook.ToolInput{})
 			var he *hook.Error
 			if !errors.As(err, &he) || he.Hook != "policy" || he.Point != hook.PointToolGate || he.Err.Error() != tt.want {
 				t.Fatalf("err = %#v", err)
@@ -122,11 +123,11 @@ func TestNoReentryIntoRunningChain(t *testing.T) {
 			t.Error("Within is false inside the chain")
 		}
 		// Work started by the hook dispatches the same point: skipped.
-		if _, err := c.Gate(ctx, in); err != nil {
+		if _, err := hook.ToolGate.Run(ctx, c, in); err != nil {
 			return nil, err
 		}
 		// Another point still runs.
-		if _, err := c.Prompt(ctx, &hook.PromptInput{}); err != nil {
+		if _, err := hook.Prompt.Run(ctx, c, &hook.PromptInput{}); err != nil {
 			return nil, err
 		}
 		return nil, nil
@@ -134,7 +135,7 @@ func TestNoReentryIntoRunningChain(t *testing.T) {
 	prompts := 0
 	s.Prompt("p", func(context.Context, *hook.PromptInput) (hook.PromptDecision, error) { prompts++; return nil, nil })
 	c = hook.Join(s, nil)
-	if _, err := c.Gate(context.Background(), &hook.ToolInput{}); err != nil {
+	if _, err := hook.ToolGate.Run(context.Background(), c, &hook.ToolInput{}); err != nil {
 		t.Fatal(err)
 	}
 	if calls != 1 || prompts != 1 {
@@ -147,7 +148,7 @@ func TestRequestRewriteCopies(t *testing.T) {
 	s := new(hook.Set).Request("rw", func(context.Context, *hook.RequestInput) (hook.RequestDecision, error) {
 		return &hook.RewriteMessages{Messages: []llm.Message{llm.UserText("b")}}, nil
 	})
-	out, err := hook.Join(s, nil).Request(context.Background(), &hook.RequestInput{Request: orig})
+	out, err := hook.Request.Run(context.Background(), hook.Join(s, nil), &hook.RequestInput{Request: orig})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -162,7 +163,7 @@ func TestApprovalStrictestWins(t *testing.T) {
 		return &hook.Ask{Reason: "writes"}, nil
 	}
 	s := new(hook.Set).Approval("allow", allow).Approval("ask", ask).Approval("allow2", allow)
-	out, err := hook.Join(s, nil).Approval(context.Background(), &hook.ToolInput{})
+	out, err := hook.Approval.Run(context.Background(), hook.Join(s, nil), &hook.ToolInput{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -180,8 +181,8 @@ func TestFinalizeAndStepEnd(t *testing.T) {
 			return &hook.Stop{Reason: "done"}, nil
 		})
 	c := hook.Join(s, nil)
-	f, _ := c.Finalize(context.Background(), &hook.FinalizeInput{})
-	e, _ := c.StepEnd(context.Background(), &hook.StepEndInput{})
+	f, _ := hook.Finalize.Run(context.Background(), c, &hook.FinalizeInput{})
+	e, _ := hook.StepEnd.Run(context.Background(), c, &hook.StepEndInput{})
 	if f.Nudge == nil || f.Nudge.Text != "go on" || e.Stop == nil || e.Stop.Reason != "done" {
 		t.Errorf("finalize=%+v stepEnd=%+v", f, e)
 	}
@@ -192,7 +193,7 @@ func TestTypedNilDecisionIsContinue(t *testing.T) {
 		var d *hook.Deny
 		return d, nil
 	})
-	out, err := hook.Join(s, nil).Gate(context.Background(), &hook.ToolInput{})
+	out, err := hook.ToolGate.Run(context.Background(), hook.Join(s, nil), &hook.ToolInput{})
 	if err != nil || out.Denied != nil || len(out.Records) != 0 {
 		t.Errorf("out=%+v err=%v", out, err)
 	}
@@ -203,7 +204,7 @@ func TestNotificationsTellEveryHandler(t *testing.T) {
 	s := new(hook.Set).
 		PostTool("bad", func(context.Context, *hook.PostToolInput) error { panic("x") }).
 		PostTool("good", func(_ context.Context, in *hook.PostToolInput) error { got = append(got, in.ErrorType); return nil })
-	err := hook.Join(s, nil).PostTool(context.Background(), &hook.PostToolInput{Failed: true, ErrorType: "panic"})
+	_, err := hook.PostTool.Run(context.Background(), hook.Join(s, nil), &hook.PostToolInput{Failed: true, ErrorType: "panic"})
 	var he *hook.Error
 	if !errors.As(err, &he) || he.Hook != "bad" {
 		t.Errorf("err = %v", err)
@@ -214,37 +215,39 @@ func TestNotificationsTellEveryHandler(t *testing.T) {
 }
 
 func TestBusDeliversInOrderAndCountsDrops(t *testing.T) {
-	b := hook.NewBus(&hook.BusOptions{Buffer: 4})
-	var mu sync.Mutex
-	var seqs []int64
-	b.Subscribe(hook.Subscription{Name: "all", Type: "*", Fn: func(ev session.Event) {
-		mu.Lock()
-		seqs = append(seqs, ev.Seq)
-		mu.Unlock()
-	}})
-	release := make(chan struct{})
-	b.Subscribe(hook.Subscription{Name: "slow", Type: session.TypeTurnStart, Fn: func(session.Event) { <-release }})
-	start := time.Now()
-	for i := 1; i <= 100; i++ {
-		b.Publish(session.Event{Seq: int64(i), Data: &session.TurnStart{}})
-		if i%4 == 0 {
-			time.Sleep(time.Millisecond) // let the fast observer keep up
+	synctest.Test(t, func(t *testing.T) {
+		b := hook.NewBus(&hook.BusOptions{Buffer: 4})
+		var mu sync.Mutex
+		var seqs []int64
+		b.Subscribe(hook.Subscription{Name: "all", Type: "*", Fn: func(ev session.Event) {
+			mu.Lock()
+			seqs = append(seqs, ev.Seq)
+			mu.Unlock()
+		}})
+		release := make(chan struct{})
+		b.Subscribe(hook.Subscription{Name: "slow", Type: session.TypeTurnStart, Fn: func(session.Event) { <-release }})
+		start := time.Now()
+		for i := 1; i <= 100; i++ {
+			b.Publish(session.Event{Seq: int64(i), Data: &session.TurnStart{}})
+			if i%4 == 0 {
+				synctest.Wait() // the fast observer has drained its buffer; the slow one holds
+			}
 		}
-	}
-	if time.Since(start) > 2*time.Second {
-		t.Error("Publish blocked on a slow observer")
-	}
-	close(release)
-	b.Close()
-	st := b.Stats()
-	if st[1].Name != "slow" || st[1].Dropped == 0 || st[1].Delivered+st[1].Dropped != 100 {
-		t.Errorf("slow stats = %+v", st[1])
-	}
-	for i := 1; i < len(seqs); i++ {
-		if seqs[i] <= seqs[i-1] {
-			t.Fatalf("out of order: %v", seqs)
+		if time.Since(start) > 2*time.Second {
+			t.Error("Publish blocked on a slow observer")
 		}
-	}
+		close(release)
+		b.Close()
+		st := b.Stats()
+		if st[1].Name != "slow" || st[1].Dropped == 0 || st[1].Delivered+st[1].Dropped != 100 {
+			t.Errorf("slow stats = %+v", st[1])
+		}
+		for i := 1; i < len(seqs); i++ {
+			if seqs[i] <= seqs[i-1] {
+				t.Fatalf("out of order: %v", seqs)
+			}
+		}
+	})
 }
 
 func TestBusRecoversPanics(t *testing.T) {
@@ -299,7 +302,7 @@ func BenchmarkDispatch(b *testing.B) {
 			b.ReportAllocs()
 			ctx := context.Background()
 			for b.Loop() {
-				if _, err := c.Gate(ctx, in); err != nil {
+				if _, err := hook.ToolGate.Run(ctx, c, in); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -324,7 +327,7 @@ func ExampleSet() {
 		}
 		return nil, nil
 	})
-	out, _ := hook.Join(hs, nil).Gate(context.Background(), &hook.ToolInput{Call: llm.ToolCall{ID: "c1", Name: "shell"}})
+	out, _ := hook.ToolGate.Run(context.Background(), hook.Join(hs, nil), &hook.ToolInput{Call: llm.ToolCall{ID: "c1", Name: "shell"}})
 	fmt.Println(out.Denied.Reason, "by", out.Hook)
 	// Output: no shell in this demo by no-rm
 }
@@ -337,7 +340,7 @@ func TestResultRewritesFeedEachOther(t *testing.T) {
 		ToolResult("b", func(_ context.Context, in *hook.ToolResultInput) (hook.ResultDecision, error) {
 			return &hook.RewriteResult{Result: tool.Text(partsText(in.Result.Parts) + "b")}, nil
 		})
-	out, err := hook.Join(nil, s).ToolResult(context.Background(), &hook.ToolResultInput{Result: tool.Text(">")})
+	out, err := hook.ToolResult.Run(context.Background(), hook.Join(nil, s), &hook.ToolResultInput{Result: tool.Text(">")})
 	if err != nil || partsText(out.Result.Parts) != ">ab" || len(out.Records) != 2 {
 		t.Errorf("out=%+v err=%v", out, err)
 	}
@@ -357,11 +360,11 @@ func TestSubstituteChainsStopAtFirst(t *testing.T) {
 			return &hook.Substitute{Result: tool.Text("try " + in.Call.Name + "_v2")}, nil
 		})
 	c := hook.Join(s, nil)
-	eo, err := c.ToolError(context.Background(), &hook.ToolErrorInput{Err: errors.New("x")})
+	eo, err := hook.ToolError.Run(context.Background(), c, &hook.ToolErrorInput{Err: errors.New("x")})
 	if err != nil || eo.Hook != "first" || second || eo.Records[0].Reason != "known flake" {
 		t.Errorf("tool error: %+v %v second=%v", eo, err, second)
 	}
-	uo, err := c.UnknownTool(context.Background(), &hook.UnknownToolInput{Call: llm.ToolCall{Name: "grep"}})
+	uo, err := hook.UnknownTool.Run(context.Background(), c, &hook.UnknownToolInput{Call: llm.ToolCall{Name: "grep"}})
 	if err != nil || partsText(uo.Substitute.Result.Parts) != "try grep_v2" {
 		t.Errorf("unknown tool: %+v %v", uo, err)
 	}
@@ -378,7 +381,7 @@ func TestRequestReplaceThenStop(t *testing.T) {
 			saw = in.Request.Model
 			return &hook.Stop{Answer: "cached", Reason: "hit"}, nil
 		})
-	out, err := hook.Join(s, nil).Request(context.Background(), &hook.RequestInput{Request: &llm.Request{Model: "big"}})
+	out, err := hook.Request.Run(context.Background(), hook.Join(s, nil), &hook.RequestInput{Request: &llm.Request{Model: "big"}})
 	if err != nil || saw != "small" || out.Stop == nil || out.Stop.Answer != "cached" || out.Hook != "cache" {
 		t.Errorf("out=%+v saw=%q err=%v", out, saw, err)
 	}
@@ -392,13 +395,13 @@ func TestPreToolUseIsItsOwnPoint(t *testing.T) {
 		return &hook.EditArgs{Args: json.RawMessage(`{"n":2}`)}, nil
 	})
 	c := hook.Join(s, nil)
-	if c.Has(hook.PointToolGate) || !c.Has(hook.PointPreToolUse) {
+	if c.Has(hook.ToolGate) || !c.Has(hook.PreToolUse) {
 		t.Error("Has mixes the gate and pre-tool-use points")
 	}
-	if out, _ := c.Gate(context.Background(), &hook.ToolInput{}); out.Args != nil {
+	if out, _ := hook.ToolGate.Run(context.Background(), c, &hook.ToolInput{}); out.Args != nil {
 		t.Error("the gate ran a pre-tool-use handler")
 	}
-	out, err := c.PreToolUse(context.Background(), &hook.ToolInput{Validated: true})
+	out, err := hook.PreToolUse.Run(context.Background(), c, &hook.ToolInput{Validated: true})
 	if err != nil || string(out.Args) != `{"n":2}` || out.Records[0].Point != hook.PointPreToolUse {
 		t.Errorf("out=%+v err=%v", out, err)
 	}

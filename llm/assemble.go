@@ -20,8 +20,8 @@ type Assembler struct {
 	Provenance *Provenance
 
 	blocks   []*block
-	byIndex  map[int]*block
-	last     *block // the block the previous chunk touched: most deltas hit it
+	spare    []*block // blocks of earlier responses, for a reused Assembler
+	last     *block   // the block the previous chunk touched: most deltas hit it
 	usage    Usage
 	finish   FinishReason
 	finished bool
@@ -79,7 +79,7 @@ func (a *Assembler) Add(c Chunk) {
 			b.text.WriteString(c.Args)
 		}
 	case *BlockEnd:
-		if b := a.byIndex[c.Index]; b != nil {
+		if b := a.find(c.Index); b != nil {
 			b.closed = true
 		}
 	case *UsageChunk:
@@ -96,33 +96,43 @@ func (a *Assembler) Add(c Chunk) {
 // block returns the open block at index, creating it with kind when new,
 // or nil when the block has ended (a straggler).
 func (a *Assembler) block(index int, kind BlockKind) *block {
-	if b := a.last; b != nil && b.index == index {
-		if b.closed {
-			return nil
+	b := a.find(index)
+	if b == nil {
+		if n := len(a.spare); n > 0 {
+			b, a.spare = a.spare[n-1], a.spare[:n-1]
+			*b = block{index: index, kind: kind}
+		} else {
+			b = &block{index: index, kind: kind}
 		}
-		return b
+		a.blocks = append(a.blocks, b)
 	}
-	if b, ok := a.byIndex[index]; ok {
-		a.last = b
-		if b.closed {
-			return nil
-		}
-		return b
-	}
-	if a.byIndex == nil {
-		a.byIndex = make(map[int]*block)
-	}
-	b := &block{index: index, kind: kind}
-	a.byIndex[index] = b
-	a.blocks = append(a.blocks, b)
 	a.last = b
+	if b.closed {
+		return nil
+	}
 	return b
+}
+
+// find returns the block at index, or nil. Responses have few blocks, so
+// a scan beats a map.
+func (a *Assembler) find(index int) *block {
+	if b := a.last; b != nil && b.index == index {
+		return b
+	}
+	for _, b := range a.blocks {
+		if b.index == index {
+			return b
+		}
+	}
+	return nil
 }
 
 // Reset empties the assembler for a new response, keeping IDPrefix and
 // Provenance.
 func (a *Assembler) Reset() {
-	*a = Assembler{IDPrefix: a.IDPrefix, Provenance: a.Provenance}
+	// The blocks are used again; the parts handed out keep their text.
+	spare := append(a.spare, a.blocks...)
+	*a = Assembler{IDPrefix: a.IDPrefix, Provenance: a.Provenance, blocks: a.blocks[:0], spare: spare}
 }
 
 // Finished reports whether a Finish chunk has arrived.

@@ -24,6 +24,21 @@ func (f ModelFunc) Stream(ctx context.Context, req *Request) iter.Seq2[Chunk, er
 	return f(ctx, req)
 }
 
+// Middleware wraps a model: it may look at or change each request and
+// the chunks of its response, or answer without calling next.
+type Middleware func(next Model) Model
+
+// Wrap returns m wrapped by mws, the first listed outermost: it sees a
+// request first and its response last. With none it returns m.
+func Wrap(m Model, mws ...Middleware) Model {
+	for i := len(mws) - 1; i >= 0; i-- {
+		if mws[i] != nil {
+			m = mws[i](m)
+		}
+	}
+	return m
+}
+
 // TokenCounter is implemented by models that can count a request's input
 // tokens exactly (usually with a call to the provider).
 type TokenCounter interface {

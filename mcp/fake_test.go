@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"os/signal"
 	"runtime"
 	"strconv"
 	"strings"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/reinhq/rein/internal/testwait"
 	"github.com/reinhq/rein/mcp"
 )
 
@@ -47,7 +49,7 @@ func rawServer(mode string) {
 	early, linger := false, false
 	defer func() {
 		if linger { // outlive stdin: only the kernel's death signal ends us
-			time.Sleep(time.Hour)
+			parkUntilKilled()
 		}
 	}()
 	for _, f := range strings.Split(mode, ",") {
@@ -128,7 +130,19 @@ func host() {
 		os.Exit(1)
 	}
 	fmt.Println(m.Servers()[0].PID)
-	time.Sleep(time.Hour)
+	parkUntilKilled()
+}
+
+// parkUntilKilled blocks until a signal ends the process. It waits on a
+// signal, which the runtime never takes for a deadlock; a SIGTERM is
+// raised again with its default action, so it ends the process as before.
+func parkUntilKilled() {
+	c := make(chan os.Signal, 1)
+	signal.Notify(c, syscall.SIGTERM)
+	<-c
+	signal.Reset(syscall.SIGTERM)
+	syscall.Kill(os.Getpid(), syscall.SIGTERM)
+	<-c // never: the default action ends the process
 }
 
 func rawConfig(t *testing.T, mode string) mcp.ServerConfig {
@@ -149,10 +163,7 @@ func TestListChangedBeforeInitializeReply(t *testing.T) {
 	}
 	// The early notification must neither break nor deadlock the
 	// handshake; it leads to a second listing, which adds beta.
-	deadline := time.Now().Add(10 * time.Second)
-	for len(m.Set().Tools()) < 2 && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
-	}
+	testwait.For(10*time.Second, func() bool { return len(m.Set().Tools()) >= 2 })
 	if diff := cmp.Diff([]string{"mcp_raw_alpha", "mcp_raw_beta"}, names(m.Set().Tools())); diff != "" {
 		t.Fatalf("tools after the refresh (-want +got):\n%s", diff)
 	}
@@ -237,11 +248,7 @@ func TestServersDieWithRein(t *testing.T) {
 		t.Fatalf("server %d not running", pid)
 	}
 	cmd.Process.Kill()
-	deadline := time.Now().Add(5 * time.Second)
-	for alive(pid) && time.Now().Before(deadline) {
-		time.Sleep(20 * time.Millisecond)
-	}
-	if alive(pid) {
+	if !testwait.For(5*time.Second, func() bool { return !alive(pid) }) {
 		syscall.Kill(pid, syscall.SIGKILL)
 		t.Fatalf("server %d outlived its killed host", pid)
 	}

@@ -10,6 +10,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/reinhq/rein/internal/testwait"
 	"github.com/reinhq/rein/mcp"
 	"github.com/reinhq/rein/tool"
 )
@@ -80,10 +81,7 @@ func TestCloseStopsGoroutines(t *testing.T) {
 	m.Close()
 	// The in-process server's side of the pipe winds down on its own;
 	// give it a moment, then no goroutine of ours may remain.
-	deadline := time.Now().Add(5 * time.Second)
-	for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
-	}
+	testwait.For(5*time.Second, func() bool { return runtime.NumGoroutine() <= before })
 	if n := runtime.NumGoroutine(); n > before {
 		buf := make([]byte, 1<<16)
 		buf = buf[:runtime.Stack(buf, true)]

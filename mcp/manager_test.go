@@ -136,6 +136,9 @@ func TestNamespacingAndAnnotations(t *testing.T) {
 	if echo.RemoteName() != "echo" || echo.Server() != "srv.x" || echo.Origin() != "mcp" {
 		t.Errorf("renamed tool = %s/%s origin %s, want srv.x/echo origin mcp", echo.Server(), echo.RemoteName(), echo.Origin())
 	}
+	if o := tool.OriginOf(tool.DryRun(echo)); o != tool.OriginMCP {
+		t.Errorf("OriginOf(DryRun(echo)) = %q, want %q", o, tool.OriginMCP)
+	}
 	if diff := cmp.Diff(&tool.Annotations{ReadOnly: true}, echo.Spec().Annotations); diff != "" {
 		t.Errorf("echo annotations (-want +got):\n%s", diff)
 	}

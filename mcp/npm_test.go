@@ -20,6 +20,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -29,6 +30,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/reinhq/rein/agent"
+	"github.com/reinhq/rein/internal/testwait"
 	"github.com/reinhq/rein/llm"
 	"github.com/reinhq/rein/llm/llmtest"
 	"github.com/reinhq/rein/mcp"
@@ -60,6 +62,24 @@ func everything(t testing.TB) mcp.ServerConfig {
 // group) still exists.
 func alive(pid int) bool {
 	return syscall.Kill(pid, 0) == nil
+}
+
+// readCalls returns how many read calls process pid has made, from
+// /proc/PID/io, or -1 where the system does not say.
+func readCalls(pid int) int64 {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/io", pid))
+	if err != nil {
+		return -1
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if v, ok := strings.CutPrefix(line, "syscr: "); ok {
+			n, err := strconv.ParseInt(v, 10, 64)
+			if err == nil {
+				return n
+			}
+		}
+	}
+	return -1
 }
 
 func resultText(r *session.ToolResult) string {
@@ -325,9 +345,11 @@ func TestKillMidCall(t *testing.T) {
 		t.Fatal(err)
 	}
 	pid := m.Servers()[0].PID
+	idle := readCalls(pid)
 	go func() {
 		<-started
-		time.Sleep(300 * time.Millisecond) // let the call reach the server
+		// The call has reached the server once it reads again after idling.
+		testwait.For(10*time.Second, func() bool { n := readCalls(pid); return n < 0 || n > idle })
 		syscall.Kill(pid, syscall.SIGKILL)
 	}()
 	model := llmtest.NewModel(

@@ -16,7 +16,7 @@ import (
 )
 
 // Origin is the origin of MCP tools on tool.call events.
-const Origin = "mcp"
+const Origin = tool.OriginMCP
 
 // Tool is one tool of an MCP server, as rein offers it: named
 // mcp_<server>_<tool>, with the server's annotations mapped to rein's.
@@ -29,7 +29,11 @@ type Tool struct {
 	valid *tool.Validator
 }
 
-var _ tool.Tool = (*Tool)(nil)
+var (
+	_ tool.Tool      = (*Tool)(nil)
+	_ tool.Validated = (*Tool)(nil)
+	_ tool.Originer  = (*Tool)(nil)
+)
 
 // Spec returns the tool's spec under its rein name.
 func (t *Tool) Spec() tool.Spec { return t.spec }
@@ -37,7 +41,8 @@ func (t *Tool) Spec() tool.Spec { return t.spec }
 // Validator returns the tool's compiled argument validator.
 func (t *Tool) Validator() *tool.Validator { return t.valid }
 
-// Origin returns "mcp", the origin hosts record on the tool's calls.
+// Origin returns "mcp", the origin hosts record on the tool's calls
+// (tool.OriginOf reads it, through any wrappers).
 func (t *Tool) Origin() string { return Origin }
 
 // Server returns the name of the server the tool belongs to.

@@ -117,3 +117,69 @@ func BenchmarkMemStoreAppend(b *testing.B) {
 		}
 	}
 }
+
+// stepsAfterDuplicate returns a log of n steps, each a call and its
+// result, whose second step repeats the first one's call id.
+func stepsAfterDuplicate(n int) []session.Event {
+	evs := make([]session.Event, 0, 2*n)
+	for i := range n {
+		id := llm.CallID(fmt.Sprintf("c%d", i))
+		if i == 1 {
+			id = "c0"
+		}
+		evs = append(evs,
+			session.Event{Seq: int64(2*i + 1), Data: &session.AssistantMessage{Parts: []llm.Part{&llm.ToolCall{ID: id, Name: "read"}}}},
+			session.Event{Seq: int64(2*i + 2), Data: &session.ToolResult{CallID: id, Parts: []llm.Part{&llm.Text{Text: "r"}}}})
+	}
+	return evs
+}
+
+// BenchmarkDeriveAfterDuplicate measures one step (Add of a call and its
+// result, then Messages) after a log whose call ids repeated once, at 100
+// and 10,000 prior steps: the cost must be the same. In "fresh-id" every
+// step has a new id (made while the timer is stopped); in "same-id" every
+// step repeats one id, as some servers send, so each step is renamed.
+func BenchmarkDeriveAfterDuplicate(b *testing.B) {
+	for _, same := range []bool{false, true} {
+		for _, prior := range []int{100, 10000} {
+			name := fmt.Sprintf("fresh-id/prior=%d", prior)
+			if same {
+				name = fmt.Sprintf("same-id/prior=%d", prior)
+			}
+			b.Run(name, func(b *testing.B) {
+				var d session.Deriver
+				d.Add(stepsAfterDuplicate(prior)...)
+				d.Repairs()
+				seq, made := int64(2*prior), 0
+				steps := make([][2]session.Event, 1024)
+				fill := func() {
+					for i := range steps {
+						id := llm.CallID("c0")
+						if !same {
+							id = llm.CallID(fmt.Sprintf("n%d", made))
+						}
+						made++
+						steps[i] = [2]session.Event{
+							{Seq: seq + 1, Data: &session.AssistantMessage{Parts: []llm.Part{&llm.ToolCall{ID: id, Name: "read"}}}},
+							{Seq: seq + 2, Data: &session.ToolResult{CallID: id, Parts: []llm.Part{&llm.Text{Text: "r"}}}},
+						}
+						seq += 2
+					}
+				}
+				b.ReportAllocs()
+				b.ResetTimer()
+				for i := range b.N {
+					if i%len(steps) == 0 {
+						b.StopTimer()
+						fill()
+						b.StartTimer()
+					}
+					d.Add(steps[i%len(steps)][:]...)
+					if len(d.Messages()) == 0 {
+						b.Fatal("no messages")
+					}
+				}
+			})
+		}
+	}
+}

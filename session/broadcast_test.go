@@ -72,3 +72,27 @@ func TestDurabilityString(t *testing.T) {
 		t.Error("the zero Durability is not DurabilityStep")
 	}
 }
+
+func TestDurabilitySyncs(t *testing.T) {
+	mid := []session.Event{{Data: &session.StepStart{Step: 1}}, {Data: &session.AssistantChunk{Step: 1}}}
+	end := append(mid, session.Event{Data: &session.StepEnd{Step: 1}})
+	turn := []session.Event{{Data: &session.TurnEnd{Reason: session.EndCompleted}}}
+	for _, tc := range []struct {
+		d          session.Durability
+		mid, steps bool
+	}{
+		{session.DurabilityStep, false, true},
+		{session.DurabilityAlways, true, true},
+		{session.DurabilityNever, false, false},
+	} {
+		if got := tc.d.Syncs(mid); got != tc.mid {
+			t.Errorf("%s: Syncs(mid-step batch) = %v, want %v", tc.d, got, tc.mid)
+		}
+		if got := tc.d.Syncs(end); got != tc.steps {
+			t.Errorf("%s: Syncs(batch ending a step) = %v, want %v", tc.d, got, tc.steps)
+		}
+		if got := tc.d.Syncs(turn); got != tc.steps {
+			t.Errorf("%s: Syncs(batch ending a turn) = %v, want %v", tc.d, got, tc.steps)
+		}
+	}
+}

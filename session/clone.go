@@ -121,6 +121,12 @@ func ClonePayload(p Payload) Payload {
 		c := *p
 		c.Raw = bytes.Clone(p.Raw)
 		return &c
+	case *ToolProgress:
+		c := *p
+		return &c
+	case *CompactionProgress:
+		c := *p
+		return &c
 	}
 	// Unreachable: the payload set is sealed.
 	return p

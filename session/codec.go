@@ -211,6 +211,10 @@ func newPayload(typ string) Payload {
 		return new(CacheBreak)
 	case TypeMCPEvent:
 		return new(MCPEvent)
+	case TypeToolProgress:
+		return new(ToolProgress)
+	case TypeCompactionProgress:
+		return new(CompactionProgress)
 	}
 	return nil
 }

@@ -8,10 +8,6 @@ import (
 	"github.com/reinhq/rein/llm"
 )
 
-// TextNoResult is the text of the error result Derive gives a tool call
-// the log holds no result for, in the derived view only.
-const TextNoResult = "tool call has no recorded result"
-
 // Derive returns the model input a session log stands for: the one
 // projection from events to messages. It feeds events to a new Deriver
 // and returns its Messages, so the rules are on Deriver.
@@ -47,13 +43,19 @@ func Derive(events []Event) []llm.Message {
 //     "[Note from SOURCE, added while you were working.]".
 //   - assistant.message becomes an assistant message with its parts and
 //     provenance (interrupted ones too; one with no parts is skipped).
+//   - A tool call whose id is empty or was used before in the log (by any
+//     earlier call, in this message or an earlier one, compacted or not)
+//     gets the id DedupeID gives it (repair "duplicate-id"); the results
+//     that follow pair with the calls in order, so the first result
+//     carrying a repeated id answers the first call of the message with
+//     that id still unanswered.
 //   - tool.result becomes an llm.ToolResult part on the user message right
 //     after the assistant message that made the call, in that message's
 //     call order. A call with no result gets an error result with
-//     TextNoResult; a result for a call the preceding assistant message did
-//     not make (or a second result for one call) is dropped. So every call
-//     is paired with exactly one result and a request built from the
-//     messages is well formed.
+//     TextNoResult ("missing-result"); a result for no unanswered call of
+//     the preceding assistant message (a second result for one call, too)
+//     is dropped ("orphan-result"). So every call is paired with exactly
+//     one result and a request built from the messages is well formed.
 //   - All user-role content between two assistant messages merges into one
 //     user message, tool results first.
 //   - compaction hides the events with seqs FromSeq..ToSeq and puts one
@@ -61,11 +63,20 @@ func Derive(events []Event) []llm.Message {
 //     compacted. Summary:]" and the summary. A later compaction whose
 //     range holds an earlier one's place replaces its summary too.
 //   - Every other event (prompt.blocked, turn and step boundaries, request
-//     headers, chunks, tool.call, hook decisions, …) contributes nothing.
+//     headers, chunks, tool.call, hook decisions, repair, …) contributes
+//     nothing.
 //
-// Messages share parts with the events they came from; treat both as
-// read-only. Tool call parts in user content and tool result parts in
-// assistant content are dropped.
+// Messages share parts with the events they came from (a renamed call is
+// a copy); treat both as read-only. Tool call parts in user content and
+// tool result parts in assistant content are dropped.
+//
+// The three pairing rules that change what the log holds note a repair of
+// the kind in parentheses as the events are added (the rebuild after a
+// compaction notes none for the events it applies again, so a call or
+// result it cuts from its partner is not one); Repairs returns those the
+// log does not record yet. DedupeCalls renames the calls of a fresh
+// response by the same rule before they are logged, so a log the loop
+// writes needs no renaming.
 type Deriver struct {
 	items []item       // content events, kept for a rebuild after a compaction
 	comps []compaction // in log order
@@ -74,12 +85,15 @@ type Deriver struct {
 	out []llm.Message // the view; out[grp] is the open user message if hasGrp
 
 	// The open group: the user-role content after the last assistant message.
-	calls   []llm.CallID // the last assistant message's calls, unique, in order
-	results map[llm.CallID]*llm.ToolResult
+	calls   []callID          // the last assistant message's calls
+	answers []*llm.ToolResult // the result of calls[i], nil if none yet
 	user    []llm.Part
 	hasGrp  bool
 	grp     int
 	dirty   bool
+
+	ids  callIDs // every call id the log has used
+	reps repairs
 }
 
 type itemKind uint8
@@ -94,10 +108,12 @@ const (
 type item struct {
 	seq    int64
 	kind   itemKind
+	shown  bool       // result has been in the view
 	parts  []llm.Part // user content or assistant parts
-	calls  []llm.CallID
+	calls  []callID   // an assistant message's calls
 	prov   *llm.Provenance
 	result *llm.ToolResult
+	id     llm.CallID // the call id a result carries on the log
 }
 
 type compaction struct {
@@ -107,19 +123,25 @@ type compaction struct {
 
 // Add folds events, in log order, into the view.
 func (d *Deriver) Add(events ...Event) {
-	rebuild := false
+	rebuild, from := false, 0
 	for i := range events {
 		e := &events[i]
-		if c, ok := e.Data.(*Compaction); ok {
-			to := min(c.ToSeq, e.Seq-1) // a compaction cannot hide itself or what follows
-			if c.FromSeq <= to {
-				d.comps = append(d.comps, compaction{c.FromSeq, to, c.Summary})
+		switch p := e.Data.(type) {
+		case *Compaction:
+			to := min(p.ToSeq, e.Seq-1) // a compaction cannot hide itself or what follows
+			if p.FromSeq <= to {
+				d.comps = append(d.comps, compaction{p.FromSeq, to, p.Summary})
 				d.maxTo = max(d.maxTo, to)
-				rebuild = true
+				if !rebuild {
+					rebuild, from = true, len(d.items)
+				}
 			}
 			continue
+		case *Repair:
+			d.reps.record(p)
+			continue
 		}
-		it, ok := toItem(e)
+		it, ok := d.toItem(e)
 		if !ok {
 			continue
 		}
@@ -129,7 +151,7 @@ func (d *Deriver) Add(events ...Event) {
 		}
 	}
 	if rebuild {
-		d.rebuild()
+		d.rebuild(from)
 	}
 }
 
@@ -162,11 +184,11 @@ func (d *Deriver) hidden(seq int64) bool {
 	return false
 }
 
-// rebuild derives the view again from the kept items.
-func (d *Deriver) rebuild() {
+// rebuild derives the view again from the kept items; the repairs of
+// items before from were noted when they were added.
+func (d *Deriver) rebuild(from int) {
 	d.out = make([]llm.Message, 0, len(d.out))
-	d.calls, d.user, d.hasGrp, d.dirty = nil, nil, false, false
-	clear(d.results)
+	d.calls, d.answers, d.user, d.hasGrp, d.dirty = nil, nil, nil, false, false
 	// A summary stands unless a later compaction's range holds its place.
 	var sums []compaction
 	for i, c := range d.comps {
@@ -197,9 +219,11 @@ func (d *Deriver) rebuild() {
 			sums = sums[1:]
 		}
 		if !d.hidden(it.seq) {
+			d.reps.quiet = i < from
 			d.apply(it)
 		}
 	}
+	d.reps.quiet = false
 	for _, s := range sums {
 		d.addUser(renderSummary(s.summary))
 	}
@@ -210,25 +234,30 @@ func (d *Deriver) apply(it *item) {
 	case itemUser:
 		d.addUser(it.parts)
 	case itemAssistant:
+		d.closeCalls()
 		d.materialize()
 		d.hasGrp = false
 		d.out = append(d.out, llm.Message{Role: llm.RoleAssistant, Parts: it.parts, Provenance: it.prov})
 		d.calls = it.calls
-		clear(d.results)
+		clear(d.answers)
+		d.answers = append(d.answers[:0], make([]*llm.ToolResult, len(it.calls))...)
 		d.user = d.user[:0]
 		d.dirty = len(it.calls) > 0 // their placeholder results show at once
 	case itemResult:
-		id := it.result.CallID
-		if !slices.Contains(d.calls, id) {
+		i := d.pair(it.id)
+		if i < 0 {
+			d.reps.note(RepairOrphanResult, it.id, DetailOrphanResult, "")
 			return
 		}
-		if d.results == nil {
-			d.results = map[llm.CallID]*llm.ToolResult{}
+		if id := d.calls[i].view; it.result.CallID != id {
+			if it.shown { // messages out there hold it: rename a copy
+				r := *it.result
+				it.result = &r
+			}
+			it.result.CallID = id
 		}
-		if _, dup := d.results[id]; dup {
-			return
-		}
-		d.results[id] = it.result
+		it.shown = true
+		d.answers[i] = it.result
 		d.dirty = true
 	}
 }
@@ -248,11 +277,11 @@ func (d *Deriver) materialize() {
 	}
 	d.dirty = false
 	parts := make([]llm.Part, 0, len(d.calls)+len(d.user))
-	for _, id := range d.calls {
-		if r := d.results[id]; r != nil {
+	for i, c := range d.calls {
+		if r := d.answers[i]; r != nil {
 			parts = append(parts, r)
 		} else {
-			parts = append(parts, &llm.ToolResult{CallID: id, IsError: true, Parts: []llm.Part{&llm.Text{Text: TextNoResult}}})
+			parts = append(parts, &llm.ToolResult{CallID: c.view, IsError: true, Parts: []llm.Part{&llm.Text{Text: TextNoResult}}})
 		}
 	}
 	parts = append(parts, d.user...)
@@ -267,8 +296,9 @@ func (d *Deriver) materialize() {
 	d.out = append(d.out, llm.Message{Role: llm.RoleUser, Parts: parts})
 }
 
-// toItem renders the events that shape the view.
-func toItem(e *Event) (item, bool) {
+// toItem renders the events that shape the view, renaming repeated call
+// ids.
+func (d *Deriver) toItem(e *Event) (item, bool) {
 	switch p := e.Data.(type) {
 	case *UserMessage:
 		return item{seq: e.Seq, kind: itemUser, parts: userParts(p.Parts)}, true
@@ -281,18 +311,38 @@ func toItem(e *Event) (item, bool) {
 		if len(parts) == 0 {
 			return item{}, false
 		}
-		var calls []llm.CallID
-		for _, q := range parts {
-			if c, ok := q.(*llm.ToolCall); ok && !slices.Contains(calls, c.ID) {
-				calls = append(calls, c.ID)
-			}
-		}
-		return item{seq: e.Seq, kind: itemAssistant, parts: parts[:len(parts):len(parts)], calls: calls, prov: p.Provenance}, true
+		it := item{seq: e.Seq, kind: itemAssistant, prov: p.Provenance}
+		it.parts, it.calls = d.useCalls(parts)
+		return it, true
 	case *ToolResult:
 		r := &llm.ToolResult{CallID: p.CallID, Parts: p.Parts, IsError: p.IsError}
-		return item{seq: e.Seq, kind: itemResult, result: r}, true
+		return item{seq: e.Seq, kind: itemResult, result: r, id: p.CallID}, true
 	}
 	return item{}, false
+}
+
+// useCalls takes the ids of the calls in parts, an assistant message's,
+// and returns parts with repeated ids renamed and the calls' ids.
+func (d *Deriver) useCalls(parts []llm.Part) (out []llm.Part, calls []callID) {
+	out = parts[:len(parts):len(parts)]
+	for i, q := range parts {
+		c, ok := q.(*llm.ToolCall)
+		if !ok || c == nil {
+			continue
+		}
+		id := d.ids.use(c.ID)
+		if id != c.ID {
+			d.reps.note(RepairDuplicateID, c.ID, DetailDuplicateID, string(id))
+			if &out[0] == &parts[0] {
+				out = slices.Clone(parts)
+			}
+			cc := *c
+			cc.ID = id
+			out[i] = &cc
+		}
+		calls = append(calls, callID{view: id, logged: c.ID})
+	}
+	return out, calls
 }
 
 func userParts(ps []llm.Part) []llm.Part {

@@ -246,14 +246,17 @@ func TestDeriveRules(t *testing.T) {
 			},
 		},
 		{
-			name: "duplicate call ids get one result",
+			name: "a call id repeated in one message is renamed",
 			events: []session.Event{
 				at(1, &session.AssistantMessage{Parts: []llm.Part{call("a"), call("a")}}),
 				at(2, &session.ToolResult{CallID: "a", Parts: text("r")}),
 			},
 			want: []llm.Message{
-				{Role: llm.RoleAssistant, Parts: []llm.Part{call("a"), call("a")}},
-				{Role: llm.RoleUser, Parts: []llm.Part{&llm.ToolResult{CallID: "a", Parts: text("r")}}},
+				{Role: llm.RoleAssistant, Parts: []llm.Part{call("a"), call("a_dup1")}},
+				{Role: llm.RoleUser, Parts: []llm.Part{
+					&llm.ToolResult{CallID: "a", Parts: text("r")},
+					&llm.ToolResult{CallID: "a_dup1", IsError: true, Parts: text(session.TextNoResult)},
+				}},
 			},
 		},
 		{
@@ -393,6 +396,9 @@ func FuzzDerive(f *testing.F) {
 		events := fuzzEvents(data)
 		msgs := session.Derive(events)
 		if err := checkPaired(msgs); err != nil {
+			t.Fatalf("Derive made an invalid request: %v", err)
+		}
+		if err := checkUniqueIDs(msgs); err != nil {
 			t.Fatalf("Derive made an invalid request: %v", err)
 		}
 		// Growing the view event by event gives the same messages.

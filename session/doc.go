@@ -9,11 +9,18 @@
 // CLI's --json output; types a newer rein wrote survive as *Unknown.
 //
 // Derive (or the incremental Deriver) projects events to []llm.Message.
+// The projection is where tool calls are paired with results: a call
+// without one is answered, an orphan result dropped, a repeated id renamed
+// (DedupeID); Deriver.Repairs reports those repairs for the loop to record,
+// and Deriver.DedupeCalls renames a fresh response's calls before they are
+// logged. The Text, Repair and Detail constants are every text and kind
+// that pairing and crash repair write.
 // RepairEvents and RepairLog close a turn a crash left open; Balanced
 // checks a log's invariants. A Store keeps logs: MemStore here,
-// session/jsonl and session/sqlite on disk, all passing the
+// session/jsonl and session/sqlite on disk, session/postgres in a
+// PostgreSQL server shared by many hosts, all passing the
 // session/sessiontest suite. Fork, Follow, Export and Import work on any
-// Store. Durability is the sync setting the disk stores share, and
+// Store. Durability is the sync setting the durable stores share, and
 // Broadcaster the Notifier they embed to wake followers.
 //
 // Quick start:

@@ -34,3 +34,22 @@ func (d Durability) String() string {
 	}
 	return fmt.Sprintf("Durability(%d)", int(d))
 }
+
+// Syncs reports whether an append of events must reach stable storage
+// under d: always for DurabilityAlways, never for DurabilityNever, and for
+// DurabilityStep when the batch holds a step.end or turn.end event.
+func (d Durability) Syncs(events []Event) bool {
+	switch d {
+	case DurabilityAlways:
+		return true
+	case DurabilityNever:
+		return false
+	}
+	for i := range events {
+		switch events[i].Data.(type) {
+		case *StepEnd, *TurnEnd:
+			return true
+		}
+	}
+	return false
+}

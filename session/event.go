@@ -275,7 +275,9 @@ type SessionMeta struct {
 
 // Repair records a change made to keep the log or the request well formed:
 // an orphan result dropped, a missing result synthesised, a duplicate id
-// renamed, a tail turn closed after a crash.
+// renamed (kinds RepairOrphanResult, RepairMissingResult and
+// RepairDuplicateID, which Deriver.Repairs and Deriver.DedupeCalls
+// report), a tail turn closed after a crash.
 type Repair struct {
 	Kind   string     `json:"kind"`
 	CallID llm.CallID `json:"call_id,omitempty"`

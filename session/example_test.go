@@ -115,3 +115,40 @@ func ExampleExport() {
 	// {"seq":3,"time":"2026-01-01T09:00:00Z","session":"notes","turn":"t1","run":"r1","type":"turn.end","data":{"reason":"completed"}}
 	// notes <nil>
 }
+
+// A log written by a server that reused a call id: the view renames the
+// second call, pairs the result that follows with it, and reports the
+// repair once for the loop to record. A fresh response is renamed the
+// same way before it is logged.
+func ExampleDeriver_Repairs() {
+	var d session.Deriver
+	d.Add(
+		session.Event{Seq: 1, Data: &session.AssistantMessage{Parts: []llm.Part{&llm.ToolCall{ID: "call_0", Name: "ls"}}}},
+		session.Event{Seq: 2, Data: &session.ToolResult{CallID: "call_0", Parts: []llm.Part{&llm.Text{Text: "a.go"}}}},
+		session.Event{Seq: 3, Data: &session.AssistantMessage{Parts: []llm.Part{&llm.ToolCall{ID: "call_0", Name: "cat"}}}},
+		session.Event{Seq: 4, Data: &session.ToolResult{CallID: "call_0", Parts: []llm.Part{&llm.Text{Text: "package a"}}}},
+	)
+	for _, m := range d.Messages() {
+		for _, p := range m.Parts {
+			switch p := p.(type) {
+			case *llm.ToolCall:
+				fmt.Println("call", p.ID, p.Name)
+			case *llm.ToolResult:
+				fmt.Println("result", p.CallID)
+			}
+		}
+	}
+	for _, r := range d.Repairs() {
+		fmt.Printf("repair %s %s: %s\n", r.Kind, r.CallID, r.Detail)
+	}
+
+	parts, reps := d.DedupeCalls([]llm.Part{&llm.ToolCall{ID: "call_0", Name: "ls"}})
+	fmt.Println("fresh call", parts[0].(*llm.ToolCall).ID, len(reps), "repair")
+	// Output:
+	// call call_0 ls
+	// result call_0
+	// call call_0_dup1 cat
+	// result call_0_dup1
+	// repair duplicate-id call_0: the id was used before in this session; the call is renamed to call_0_dup1
+	// fresh call call_0_dup2 1 repair
+}

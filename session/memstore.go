@@ -146,6 +146,16 @@ func (s *MemStore) Create(ctx context.Context, req *CreateRequest) (ID, error) {
 // (ErrSeqConflict otherwise, and nothing is written); an event with an
 // empty Session is stored with id.
 func (s *MemStore) Append(ctx context.Context, id ID, events ...Event) error {
+	return s.append(ctx, id, events, true)
+}
+
+// AppendOwned is Append without the copy: the store keeps the events it
+// is given, which the caller must not modify afterwards.
+func (s *MemStore) AppendOwned(ctx context.Context, id ID, events ...Event) error {
+	return s.append(ctx, id, events, false)
+}
+
+func (s *MemStore) append(ctx context.Context, id ID, events []Event, clone bool) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -162,7 +172,9 @@ func (s *MemStore) Append(ctx context.Context, id ID, events ...Event) error {
 		return err
 	}
 	for _, e := range events {
-		e = e.Clone()
+		if clone {
+			e = e.Clone()
+		}
 		e.Session = id
 		ss.events = append(ss.events, e)
 	}

@@ -9,12 +9,6 @@ import (
 	"github.com/reinhq/rein/llm"
 )
 
-// Texts of the results Repair writes for calls a crash left open.
-const (
-	TextOutcomeUnknown = "The tool call was interrupted: its outcome is unknown; check before retrying."
-	TextNotStarted     = "The tool call never started: retry it if it is still needed."
-)
-
 // laneOf says which nested turn structure an event belongs to: the main
 // agent's events ("") or one subagent run. Turns of different lanes may
 // interleave in one log; within a lane they never nest.

@@ -37,6 +37,29 @@ type CreateRequest struct {
 	Meta    map[string]string
 }
 
+// OwnedAppender is implemented by stores that can keep appended events
+// as they are given, without copying them. With AppendOwned the caller
+// hands the events over: it never modifies them, nor anything they point
+// to, afterwards. Otherwise it is Append. The agent's log writer, which
+// never changes an event it wrote, uses it when the store has it.
+type OwnedAppender interface {
+	AppendOwned(ctx context.Context, id ID, events ...Event) error
+}
+
+// Syncer is implemented by durable stores that can take the sync of an
+// append off the caller's path. AppendAsync is Append whose forcing to
+// stable storage, when the store's Durability calls for it, may finish
+// after it returns: the events are written before it returns (a crash of
+// the process loses none of them) and synced in the background, in order.
+// Sync returns once every event appended to id so far is as durable as
+// the Durability setting promises. The agent appends with AppendAsync, so
+// the sync of one step overlaps the model request of the next, and calls
+// Sync before a turn's end is reported.
+type Syncer interface {
+	AppendAsync(ctx context.Context, id ID, events ...Event) error
+	Sync(ctx context.Context, id ID) error
+}
+
 // Store is the seam to where session logs live.
 //
 // Append is the commit point: once it returns nil, the events survive a

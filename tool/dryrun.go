@@ -21,20 +21,20 @@ const MetaDryRun = "tool.dry_run"
 //     and the arguments it would have had;
 //   - an unannotated tool does not run; its error result says the tool is
 //     unavailable in dry-run mode, since nothing says it is safe.
+//
+// DryRun is a Middleware, and the wrapper a Wrapper: As finds what t
+// declares (its Validator, Origin, Subject, Close) through it.
 func DryRun(t Tool) Tool { return &dryRun{t} }
 
 type dryRun struct{ t Tool }
 
+// Spec returns the wrapped tool's spec.
 func (d *dryRun) Spec() Spec { return d.t.Spec() }
 
-// Validator exposes the wrapped tool's validator, if it has one.
-func (d *dryRun) Validator() *Validator {
-	if v, ok := d.t.(Validated); ok {
-		return v.Validator()
-	}
-	return nil
-}
+// Unwrap returns the wrapped tool.
+func (d *dryRun) Unwrap() Tool { return d.t }
 
+// Call runs a read-only tool and describes any other call instead.
 func (d *dryRun) Call(ctx context.Context, call *Call) (*Result, error) {
 	sp := d.t.Spec()
 	switch {
@@ -64,17 +64,5 @@ func (d *dryRun) Call(ctx context.Context, call *Call) (*Result, error) {
 }
 
 // DryRunSet returns a new set holding each tool of s wrapped by DryRun,
-// with the same order and aliases.
-func DryRunSet(s *Set) *Set {
-	v := s.load()
-	out := &Set{}
-	if v == nil {
-		return out
-	}
-	n := v.clone()
-	for i, t := range n.tools {
-		n.tools[i] = DryRun(t)
-	}
-	out.view.Store(n)
-	return out
-}
+// with the same order and aliases. It is WrapSet(s, DryRun).
+func DryRunSet(s *Set) *Set { return WrapSet(s, DryRun) }

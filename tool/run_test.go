@@ -3,6 +3,7 @@ package tool
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -135,5 +136,64 @@ func TestStagedStateAfterSettle(t *testing.T) {
 	again, _ := store.Load(ctx, "s", "t")
 	if again["a"] != "1" {
 		t.Error("Load returned the store's own map")
+	}
+}
+
+func TestErrorOf(t *testing.T) {
+	ctx := context.Background()
+	run := func(fn func(ctx context.Context, call *Call) (*Result, error)) *Result {
+		t.Helper()
+		res, err := Run(ctx, &Func{ToolSpec: Spec{Name: "t"}, Fn: fn}, &Call{Name: "t"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	cancelled := run(func(context.Context, *Call) (*Result, error) {
+		return nil, fmt.Errorf("waiting for the server: %w", context.Canceled)
+	})
+	if err := ErrorOf(cancelled); !errors.Is(err, context.Canceled) {
+		t.Errorf("ErrorOf(cancelled) = %v, want one that is context.Canceled", err)
+	}
+	var perr *PanicError
+	if errors.As(ErrorOf(cancelled), &perr) {
+		t.Error("a returned error reads as a panic")
+	}
+	panicked := run(func(context.Context, *Call) (*Result, error) { panic("boom") })
+	if err := ErrorOf(panicked); !errors.As(err, &perr) || perr.Value != "boom" || len(perr.Stack) == 0 {
+		t.Errorf("ErrorOf(panicked) = %v, want a *PanicError with its stack", err)
+	}
+	for name, res := range map[string]*Result{
+		"result":       run(func(context.Context, *Call) (*Result, error) { return Text("ok"), nil }),
+		"error result": run(func(context.Context, *Call) (*Result, error) { return Errorf("no such file"), nil }),
+		"nil result":   run(func(context.Context, *Call) (*Result, error) { return nil, nil }),
+		"nil":          nil,
+	} {
+		if err := ErrorOf(res); err != nil {
+			t.Errorf("ErrorOf(%s) = %v, want nil", name, err)
+		}
+	}
+}
+
+// A call that did its work keeps its state although its context ends as
+// it returns.
+func TestRunCommitsAfterCancel(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	store := NewMemStateStore()
+	st, err := LoadState(ctx, store, "s1", "t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &Func{ToolSpec: Spec{Name: "t"}, Fn: func(ctx context.Context, call *Call) (*Result, error) {
+		call.State.Set("done", "yes")
+		cancel()
+		return Text("done"), nil
+	}}
+	if _, err := Run(ctx, f, &Call{Session: "s1", State: st}); err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	got, _ := store.Load(context.Background(), "s1", "t")
+	if diff := cmp.Diff(map[string]string{"done": "yes"}, got); diff != "" {
+		t.Errorf("state (-want +got):\n%s", diff)
 	}
 }

@@ -241,13 +241,14 @@ func (s *Set) Specs() []llm.ToolSpec {
 }
 
 // Validator returns the compiled argument validator of the tool answering
-// to name, compiling it at most once per tool.
+// to name, compiling it at most once per tool. A tool that is Validated,
+// itself or under its wrappers (found with As), gives its own.
 func (s *Set) Validator(name string) (*Validator, error) {
 	t, ok := s.Lookup(name)
 	if !ok {
 		return nil, fmt.Errorf("tool: validator for %q: %w", name, ErrNotFound)
 	}
-	if vt, ok := t.(Validated); ok {
+	if vt, ok := As[Validated](t); ok {
 		if val := vt.Validator(); val != nil {
 			return val, nil
 		}

@@ -28,14 +28,26 @@ type Options struct {
 }
 
 // Func is a Tool made of a Spec and a function, for tools that take raw
-// JSON arguments. Both Func and *Func are Tools.
+// JSON arguments. Both Func and *Func are Tools, and Subjecters.
 type Func struct {
 	ToolSpec Spec
 	Fn       func(ctx context.Context, call *Call) (*Result, error)
+	// SubjectFn, when set, says what a call acts on (see Subjecter), such
+	// as PathSubject or CommandSubject; nil declares nothing.
+	SubjectFn func(args json.RawMessage) Subject
 }
 
 // Spec returns f.ToolSpec.
 func (f Func) Spec() Spec { return f.ToolSpec }
+
+// Subject returns what f.SubjectFn says a call with args acts on; the
+// zero Subject when SubjectFn is nil.
+func (f Func) Subject(args json.RawMessage) Subject {
+	if f.SubjectFn == nil {
+		return Subject{}
+	}
+	return f.SubjectFn(args)
+}
 
 // Call calls f.Fn.
 func (f Func) Call(ctx context.Context, call *Call) (*Result, error) {
@@ -186,6 +198,18 @@ func Schema[In any]() (json.RawMessage, error) {
 	return json.Marshal(s)
 }
 
+// emptyArgs reports arguments that set nothing: none, null or {}.
+func emptyArgs(args json.RawMessage) bool {
+	a := bytes.TrimSpace(args)
+	if len(a) == 0 || string(a) == "null" {
+		return true
+	}
+	if a[0] != '{' || a[len(a)-1] != '}' {
+		return false
+	}
+	return len(bytes.TrimSpace(a[1:len(a)-1])) == 0
+}
+
 type typed[In any] struct {
 	spec     Spec
 	v        *Validator
@@ -228,6 +252,9 @@ func (t *typed[In]) decode(args json.RawMessage) (In, error) {
 		if err := json.Unmarshal(t.defaults, &in); err != nil {
 			return in, &ValidationError{Path: "/", Problem: "defaults do not decode: " + err.Error()}
 		}
+	}
+	if emptyArgs(args) {
+		return in, nil // nothing to decode: the defaults are the input
 	}
 	var err error
 	if t.strict {

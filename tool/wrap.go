@@ -10,7 +10,8 @@ import (
 // WithTimeout wraps t so each call's context ends after d. A call that
 // returns because its time ran out becomes the error result
 // "Tool error: <name> timed out after <d>". Tools must honour ctx for the
-// timeout to take effect; d <= 0 returns t itself.
+// timeout to take effect; d <= 0 returns t itself. The wrapper is a
+// Wrapper: As finds what t declares through it.
 func WithTimeout(t Tool, d time.Duration) Tool {
 	if d <= 0 {
 		return t
@@ -26,13 +27,8 @@ type timeout struct {
 // Spec returns the wrapped tool's spec.
 func (w *timeout) Spec() Spec { return w.t.Spec() }
 
-// Validator exposes the wrapped tool's validator, if it has one.
-func (w *timeout) Validator() *Validator {
-	if v, ok := w.t.(Validated); ok {
-		return v.Validator()
-	}
-	return nil
-}
+// Unwrap returns the wrapped tool.
+func (w *timeout) Unwrap() Tool { return w.t }
 
 // Call runs the wrapped tool under the deadline.
 func (w *timeout) Call(ctx context.Context, call *Call) (*Result, error) {

@@ -76,19 +76,22 @@ func (x *hasher) part(p llm.Part) {
 			x.part(q)
 		}
 	case *llm.Image:
-		x.h.WriteByte('i')
-		x.str(p.MediaType)
-		x.bytes(p.Data)
-		x.str(p.URL)
+		x.media('i', p.MediaType, p.Data, p.URL)
 	case *llm.Document:
-		x.h.WriteByte('d')
-		x.str(p.MediaType)
-		x.bytes(p.Data)
-		x.str(p.URL)
+		x.media('d', p.MediaType, p.Data, p.URL)
 		x.str(p.Title)
 	default: // nil
 		x.h.WriteByte(0)
 	}
+}
+
+// media hashes the content an image or document part carries inline or
+// by reference, after the tag that tells the two apart.
+func (x *hasher) media(tag byte, mediaType string, data []byte, url string) {
+	x.h.WriteByte(tag)
+	x.str(mediaType)
+	x.bytes(data)
+	x.str(url)
 }
 
 // message hashes m and returns the hash and m's content bytes.

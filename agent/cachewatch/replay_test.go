@@ -150,11 +150,7 @@ func parts(bs []wireBlock) ([]llm.Part, error) {
 			}
 			out = append(out, &llm.ToolCall{ID: llm.CallID(b.ID), Name: b.Name, Args: args.Bytes(), Cache: hint(b.CacheControl)})
 		case "tool_result":
-			inner, err := blocks(b.Content)
-			if err != nil {
-				return nil, err
-			}
-			ps, err := parts(inner)
+			ps, err := contentParts(b.Content)
 			if err != nil {
 				return nil, err
 			}
@@ -164,6 +160,15 @@ func parts(bs []wireBlock) ([]llm.Part, error) {
 		}
 	}
 	return out, nil
+}
+
+// contentParts decodes a content field, a string or blocks, to parts.
+func contentParts(raw json.RawMessage) ([]llm.Part, error) {
+	bs, err := blocks(raw)
+	if err != nil {
+		return nil, err
+	}
+	return parts(bs)
 }
 
 func decodeAnthropicRequest(body []byte) (*llm.Request, error) {
@@ -188,11 +193,7 @@ func decodeAnthropicRequest(body []byte) (*llm.Request, error) {
 		req.Reasoning = &llm.ReasoningOptions{BudgetTokens: w.Thinking.BudgetTokens}
 	}
 	for _, m := range w.Messages {
-		bs, err := blocks(m.Content)
-		if err != nil {
-			return nil, err
-		}
-		ps, err := parts(bs)
+		ps, err := contentParts(m.Content)
 		if err != nil {
 			return nil, err
 		}

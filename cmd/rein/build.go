@@ -41,14 +41,16 @@ func (a *app) storeSpecValue() string {
 	return "sqlite:"
 }
 
-// openStore opens the session store named by spec: sqlite:PATH, jsonl:DIR
-// or mem:. An empty PATH or DIR means the default under the state directory.
+// openStore opens the session store named by spec: sqlite:PATH, jsonl:DIR,
+// postgres://URL or mem:. An empty PATH or DIR means the default under the state directory.
 func openStore(spec string) (session.Store, error) {
 	kind, arg, ok := strings.Cut(spec, ":")
 	if !ok {
-		return nil, usageErrorf("--store %q: use sqlite:PATH, jsonl:DIR or mem:", spec)
+		return nil, usageErrorf("--store %q: use sqlite:PATH, jsonl:DIR, postgres://URL or mem:", spec)
 	}
 	switch kind {
+	case "postgres", "postgresql":
+		return openPostgres(spec)
 	case "mem":
 		return session.NewMemStore(), nil
 	case "sqlite":
@@ -76,7 +78,7 @@ func openStore(spec string) (session.Store, error) {
 		}
 		return st, nil
 	}
-	return nil, usageErrorf("--store %q: unknown kind %q; use sqlite:PATH, jsonl:DIR or mem:", spec, kind)
+	return nil, usageErrorf("--store %q: unknown kind %q; use sqlite:PATH, jsonl:DIR, postgres://URL or mem:", spec, kind)
 }
 
 // storeDirError is a store whose directory cannot be made: a
@@ -129,7 +131,22 @@ type toolKit struct {
 	reads   *fs.ReadState // forgotten after a compaction, so files are read again
 	closers []io.Closer
 	shell   *shell.Shell
+	policy  *sandbox.Policy // the workspace the tools are confined to
 }
+
+// forgetsReads is the read tool of a run: after a compaction the agent
+// tells it, and it forgets what the model has read, so a file read again
+// is returned whole rather than as "unchanged".
+type forgetsReads struct {
+	tool.Tool
+	reads *fs.ReadState
+}
+
+// Unwrap returns the read tool.
+func (f *forgetsReads) Unwrap() tool.Tool { return f.Tool }
+
+// Compacted forgets the session's reads.
+func (f *forgetsReads) Compacted(_ context.Context, sess session.ID) { f.reads.Forget(string(sess)) }
 
 // parseToolList turns --tools into names: "none" is empty, "" the default.
 func parseToolList(spec string, cfg *config) ([]string, error) {
@@ -165,9 +182,13 @@ func buildTools(root, spillDir string, names []string) (*toolKit, error) {
 		return kit, nil
 	}
 	policy := &sandbox.Policy{Root: root}
+	kit.policy = policy
 	want := func(n string) bool { return slices.Contains(names, n) }
 	for _, t := range fs.NewTools(policy, &fs.Options{State: kit.reads}) {
 		if want(t.Spec().Name) {
+			if t.Spec().Name == "read" {
+				t = &forgetsReads{Tool: t, reads: kit.reads}
+			}
 			kit.tools = append(kit.tools, t)
 		}
 	}

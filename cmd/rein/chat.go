@@ -449,7 +449,7 @@ func (m *chatModel) command(text string) (tea.Model, tea.Cmd) {
 	case "/quit", "/exit":
 		return m, tea.Quit
 	case "/session":
-		m.notice(fmt.Sprintf("session %s in %s (workspace %s)", m.setup.agent.Session(), m.app.storeSpecValue(), m.setup.root))
+		m.notice(fmt.Sprintf("session %s in %s (workspace %s)", m.setup.agent.Session(), m.app.storeShown(), m.setup.root))
 	case "/compact":
 		if m.running {
 			m.notice("wait for the turn to end (or Esc) before /compact")

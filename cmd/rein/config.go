@@ -14,7 +14,7 @@ import (
 // and the environment overrides it where a variable exists.
 type config struct {
 	Model     string                    `toml:"model"`   // PROVIDER/NAME
-	Store     string                    `toml:"store"`   // sqlite:PATH | jsonl:DIR | mem:
+	Store     string                    `toml:"store"`   // sqlite:PATH | jsonl:DIR | postgres://URL | mem:
 	Approve   string                    `toml:"approve"` // auto | ask | deny
 	Tools     []string                  `toml:"tools"`   // default tool set
 	MaxSteps  int                       `toml:"max_steps"`

@@ -14,7 +14,7 @@ or the file named by --config). Flags override environment variables, which
 override the file.
 
   model     = "anthropic/claude-sonnet-4-5"   # PROVIDER/NAME         env REIN_MODEL
-  store     = "sqlite:"                       # sqlite:PATH | jsonl:DIR | mem:   env REIN_STORE
+  store     = "sqlite:"                       # sqlite:PATH | jsonl:DIR | postgres://URL | mem:   env REIN_STORE
   approve   = "ask"                           # auto | ask | deny     env REIN_APPROVE
   tools     = ["read", "ls", "grep", "shell"] #                       env REIN_TOOLS (comma-separated)
   max_steps = 50

@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -256,17 +257,25 @@ func newMCPManager(servers []mcp.ServerConfig, w io.Writer, events func(mcp.Even
 	return m, nil
 }
 
-// mcpTools connects the servers of the config file and flags and returns
-// the Manager (nil without servers). Servers that fail are reported on w
-// and left out; the run goes on with the others.
-func (a *app) mcpTools(ctx context.Context, flags []string, w io.Writer, events func(mcp.Event)) (*mcp.Manager, error) {
+// mcpTools connects the servers of the config file, flags and extra (an
+// editor's, which replace those of the same name) and returns the Manager
+// (nil without servers). Servers that fail are reported on w and left out;
+// the run goes on with the others.
+func (a *app) mcpTools(ctx context.Context, flags []string, extra []mcp.ServerConfig, w io.Writer, events func(mcp.Event)) (*mcp.Manager, error) {
 	cfg, err := loadMCPConfig(a.configPath)
 	if err != nil {
 		return nil, err
 	}
 	servers, err := mcpServers(cfg, flags)
-	if err != nil || len(servers) == 0 {
+	if err != nil {
 		return nil, err
+	}
+	for _, sc := range extra {
+		servers = slices.DeleteFunc(servers, func(c mcp.ServerConfig) bool { return c.Name == sc.Name })
+		servers = append(servers, sc)
+	}
+	if len(servers) == 0 {
+		return nil, nil
 	}
 	m, err := newMCPManager(servers, w, events)
 	if err != nil {

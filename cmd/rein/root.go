@@ -50,7 +50,7 @@ Start with 'rein run "PROMPT"' (needs an API key or a local server) or
 		return usageErrorf("%v\nRun '%s --help' for usage.", err, cmd.CommandPath())
 	})
 	root.PersistentFlags().StringVar(&a.configPath, "config", "", "config file (default $XDG_CONFIG_HOME/rein/config.toml)")
-	root.PersistentFlags().StringVar(&a.storeSpec, "store", "", "session store: sqlite:PATH | jsonl:DIR | mem: (default sqlite: under $XDG_STATE_HOME/rein)")
+	root.PersistentFlags().StringVar(&a.storeSpec, "store", "", "session store: sqlite:PATH | jsonl:DIR | postgres://URL | mem: (default sqlite: under $XDG_STATE_HOME/rein)")
 	root.AddCommand(a.versionCommand())
 	for _, add := range extraCommands {
 		root.AddCommand(add(a))

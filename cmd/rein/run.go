@@ -22,6 +22,7 @@ import (
 	"github.com/reinhq/rein/llm"
 	"github.com/reinhq/rein/session"
 	"github.com/reinhq/rein/tool"
+	"github.com/reinhq/rein/tool/sandbox"
 )
 
 func init() { extraCommands = append(extraCommands, (*app).runCommand) }
@@ -44,6 +45,13 @@ type agentFlags struct {
 	// store, when set, is a store the host keeps open for many agents
 	// (rein serve); setup.Close leaves it open.
 	store session.Store
+
+	// Set by hosts, not flags: MCP servers an editor passed, whether
+	// --session must name a session that exists (an editor's load), and
+	// the tools the editor runs in place of rein's.
+	editorMCP   []mcp.ServerConfig
+	existing    bool
+	editorTools func([]tool.Tool, *sandbox.Policy) []tool.Tool
 }
 
 func (f *agentFlags) register(cmd *cobra.Command) {
@@ -159,6 +167,8 @@ func resolveSession(ctx context.Context, st session.Store, f *agentFlags, root s
 			return id, nil
 		} else if !errors.Is(err, session.ErrNotFound) {
 			return "", err
+		} else if f.existing {
+			return "", usageErrorf("session %s not found in the store; list them with 'rein sessions list'", id)
 		}
 		return st.Create(ctx, &session.CreateRequest{ID: id, WorkDir: root})
 	}
@@ -258,6 +268,9 @@ func (a *app) build(ctx context.Context, f *agentFlags, ask tool.Approver, inter
 	if s.kit, err = buildTools(s.root, "", names); err != nil {
 		return nil, err
 	}
+	if f.editorTools != nil {
+		s.kit.tools = f.editorTools(s.kit.tools, s.kit.policy)
+	}
 	// Hook commands of the config file and the workspace's settings.
 	var hooks *hook.Set
 	notices := s.kit.notices
@@ -272,7 +285,7 @@ func (a *app) build(ctx context.Context, f *agentFlags, ask tool.Approver, inter
 	// built-in ones, their instructions the system prompt, their auth
 	// checks every run.
 	s.mcpLog = new(mcpLog)
-	mgr, err := a.mcpTools(ctx, f.mcp, a.stderr, s.mcpLog.add)
+	mgr, err := a.mcpTools(ctx, f.mcp, f.editorMCP, a.stderr, s.mcpLog.add)
 	if err != nil {
 		return nil, err
 	}
@@ -321,11 +334,6 @@ func (a *app) build(ctx context.Context, f *agentFlags, ask tool.Approver, inter
 		// with explicit caching (Anthropic) cache the growing prefix.
 		Compaction:  &agent.CompactionOptions{},
 		PromptCache: &llm.CacheHint{},
-		OnCompact: func(n agent.CompactNotice) {
-			if n.Phase == agent.CompactEnd {
-				s.kit.reads.Forget(string(n.Session))
-			}
-		},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("start the agent: %w", err)

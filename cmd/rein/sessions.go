@@ -81,7 +81,7 @@ func (a *app) sessionsList() *cobra.Command {
 					return err
 				}
 				if len(infos) == 0 {
-					fmt.Fprintf(a.stderr, "no sessions in %s yet; start one with 'rein run \"PROMPT\"' or 'rein chat'\n", a.storeSpecValue())
+					fmt.Fprintf(a.stderr, "no sessions in %s yet; start one with 'rein run \"PROMPT\"' or 'rein chat'\n", a.storeShown())
 					return nil
 				}
 				slices.SortFunc(infos, func(x, y session.Info) int { return y.Updated.Compare(x.Updated) })

@@ -105,8 +105,13 @@ func TestStoreKinds(t *testing.T) {
 	}
 }
 
-func TestSessionsTailFollow(t *testing.T) {
-	e := newEnv(t)
+func TestSessionsTailFollow(t *testing.T) { checkTailFollow(t, newEnv(t)) }
+
+// checkTailFollow runs a turn of session "tf" in e's store ("one",
+// answered "first"), then follows it with 'sessions tail -f' while a
+// second turn ("two", answered "second") runs in another process.
+func checkTailFollow(t *testing.T, e *env) {
+	t.Helper()
 	w := wires[0]
 	m := llmtest.NewModel(llmtest.Reply("first"), llmtest.Reply("second"))
 	srv := llmtest.NewServer(t, m)

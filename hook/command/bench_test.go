@@ -25,7 +25,7 @@ func benchGate(b *testing.B, settings string) {
 	b.ReportAllocs()
 	for b.Loop() {
 		in := &hook.ToolInput{Call: llm.ToolCall{ID: "c1", Name: "write", Args: args}}
-		if _, err := chain.PreToolUse(ctx, in); err != nil {
+		if _, err := hook.PreToolUse.Run(ctx, chain, in); err != nil {
 			b.Fatal(err)
 		}
 	}

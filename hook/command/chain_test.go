@@ -21,7 +21,7 @@ func TestDeniedPromptAddsNoContext(t *testing.T) {
 		{"type":"command","command":"cat >/dev/null; echo context from the first"},
 		{"type":"command","command":"cat >/dev/null; echo '{\"decision\":\"block\",\"reason\":\"not today\"}'"}]}]}}`
 	r := newRunner(t, settings, nil)
-	out, err := hook.Join(r.Hooks(), nil).Prompt(context.Background(), &hook.PromptInput{Parts: []llm.Part{&llm.Text{Text: "hi"}}})
+	out, err := hook.Prompt.Run(context.Background(), hook.Join(r.Hooks(), nil), &hook.PromptInput{Parts: []llm.Part{&llm.Text{Text: "hi"}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,7 +36,7 @@ func TestDeniedPromptAddsNoContext(t *testing.T) {
 func TestStopHookInputAndContinueFalse(t *testing.T) {
 	settings := settingsJSON(t, "Stop", "", `in=$(cat); case "$in" in *'"stop_hook_active":false'*'"last_assistant_message":"all done"'*) echo '{"continue":false,"stopReason":"reviewed"}';; *) echo "unexpected input: $in" >&2; exit 2;; esac`)
 	r := newRunner(t, settings, nil)
-	out, err := hook.Join(r.Hooks(), nil).Finalize(context.Background(), &hook.FinalizeInput{
+	out, err := hook.Finalize.Run(context.Background(), hook.Join(r.Hooks(), nil), &hook.FinalizeInput{
 		Scope:   hook.Scope{Session: "s", Turn: "t1"},
 		Message: &llm.Message{Role: llm.RoleAssistant, Parts: []llm.Part{&llm.Text{Text: "all done"}}},
 	})
@@ -51,7 +51,7 @@ func TestStopHookInputAndContinueFalse(t *testing.T) {
 func TestPostToolUseBlockIsFeedback(t *testing.T) {
 	settings := settingsJSON(t, "PostToolUse", "Write", `cat >/dev/null; echo '{"decision":"block","reason":"lint failed: missing newline"}'`)
 	r := newRunner(t, settings, nil)
-	out, err := hook.Join(r.Hooks(), nil).ToolResult(context.Background(), &hook.ToolResultInput{
+	out, err := hook.ToolResult.Run(context.Background(), hook.Join(r.Hooks(), nil), &hook.ToolResultInput{
 		Call: llm.ToolCall{ID: "c", Name: "write", Args: json.RawMessage(`{"path":"a"}`)}, Result: tool.Text("ok"), Outcome: "execute",
 	})
 	if err != nil {
@@ -64,7 +64,7 @@ func TestPostToolUseBlockIsFeedback(t *testing.T) {
 		t.Errorf("notices (-want +got):\n%s", diff)
 	}
 	// A call that never ran gets no post hook.
-	if _, err := hook.Join(r.Hooks(), nil).ToolResult(context.Background(), &hook.ToolResultInput{
+	if _, err := hook.ToolResult.Run(context.Background(), hook.Join(r.Hooks(), nil), &hook.ToolResultInput{
 		Call: llm.ToolCall{ID: "d", Name: "write"}, Result: tool.Text("x"), Outcome: "substitute",
 	}); err != nil || r.Notices() != nil {
 		t.Errorf("a substituted call ran the post hook (err %v)", err)
@@ -76,22 +76,22 @@ func TestPreToolUseContinueFalseStopsAtStepEnd(t *testing.T) {
 	r := newRunner(t, settings, nil)
 	chain := hook.Join(r.Hooks(), nil)
 	scope := hook.Scope{Session: "s", Turn: "t1"}
-	g, err := chain.PreToolUse(context.Background(), &hook.ToolInput{Scope: scope, Call: llm.ToolCall{ID: "c", Name: "shell"}})
+	g, err := hook.PreToolUse.Run(context.Background(), chain, &hook.ToolInput{Scope: scope, Call: llm.ToolCall{ID: "c", Name: "shell"}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if g.Denied == nil || g.Denied.Reason != "maintenance window" {
 		t.Errorf("gate = %+v, want the call denied with the stop reason", g)
 	}
-	other, _ := chain.StepEnd(context.Background(), &hook.StepEndInput{Scope: hook.Scope{Session: "s", Turn: "t2"}})
+	other, _ := hook.StepEnd.Run(context.Background(), chain, &hook.StepEndInput{Scope: hook.Scope{Session: "s", Turn: "t2"}})
 	if other.Stop != nil {
 		t.Error("another turn was stopped")
 	}
-	se, err := chain.StepEnd(context.Background(), &hook.StepEndInput{Scope: scope})
+	se, err := hook.StepEnd.Run(context.Background(), chain, &hook.StepEndInput{Scope: scope})
 	if err != nil || se.Stop == nil || se.Stop.Reason != "maintenance window" {
 		t.Errorf("step end = %+v, %v; want a stop", se, err)
 	}
-	again, _ := chain.StepEnd(context.Background(), &hook.StepEndInput{Scope: scope})
+	again, _ := hook.StepEnd.Run(context.Background(), chain, &hook.StepEndInput{Scope: scope})
 	if again.Stop != nil {
 		t.Error("the stop was applied twice")
 	}
@@ -102,7 +102,7 @@ func TestCancelKillsTheHook(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(200*time.Millisecond, cancel)
 	start := time.Now()
-	_, err := hook.Join(r.Hooks(), nil).PreToolUse(ctx, &hook.ToolInput{Call: llm.ToolCall{ID: "c", Name: "shell"}})
+	_, err := hook.PreToolUse.Run(ctx, hook.Join(r.Hooks(), nil), &hook.ToolInput{Call: llm.ToolCall{ID: "c", Name: "shell"}})
 	if d := time.Since(start); d > 5*time.Second {
 		t.Errorf("cancel took %v", d)
 	}
@@ -115,7 +115,7 @@ func TestCancelKillsTheHook(t *testing.T) {
 func TestReinEntriesSeeReinToolNames(t *testing.T) {
 	settings := settingsJSON(t, "PreToolUse", "Bash", `in=$(cat); case "$in" in *'"tool_name":"shell"'*) exit 0;; esac; echo "got $in" >&2; exit 2`)
 	r := newRunner(t, settings, nil)
-	g, err := hook.Join(r.Hooks(), nil).PreToolUse(context.Background(), &hook.ToolInput{Call: llm.ToolCall{ID: "c", Name: "shell", Args: json.RawMessage(`{"command":"ls"}`)}})
+	g, err := hook.PreToolUse.Run(context.Background(), hook.Join(r.Hooks(), nil), &hook.ToolInput{Call: llm.ToolCall{ID: "c", Name: "shell", Args: json.RawMessage(`{"command":"ls"}`)}})
 	if err != nil || g.Denied != nil {
 		t.Errorf("gate = %+v, %v; a rein entry matched by alias should be told rein's name", g, err)
 	}
@@ -123,7 +123,7 @@ func TestReinEntriesSeeReinToolNames(t *testing.T) {
 
 func TestMissingShellFailsClosed(t *testing.T) {
 	r := newRunner(t, settingsJSON(t, "PreToolUse", "", "true"), &command.Options{Shell: "/nonexistent/sh"})
-	_, err := hook.Join(r.Hooks(), nil).PreToolUse(context.Background(), &hook.ToolInput{Call: llm.ToolCall{ID: "c", Name: "shell"}})
+	_, err := hook.PreToolUse.Run(context.Background(), hook.Join(r.Hooks(), nil), &hook.ToolInput{Call: llm.ToolCall{ID: "c", Name: "shell"}})
 	var he *hook.Error
 	if !errors.As(err, &he) || !strings.Contains(err.Error(), "/nonexistent/sh") {
 		t.Errorf("err = %v, want a hook.Error naming the shell", err)

@@ -35,7 +35,7 @@ func TestSecretsNeverReachHooks(t *testing.T) {
 		BaseEnv:  []string{"PATH=" + os.Getenv("PATH"), "ANTHROPIC_API_KEY=sk-ant-secret-value-1", "PLAIN=visible"},
 		OnReport: func(rep command.Report) { reports = append(reports, rep) },
 	})
-	out, err := hook.Join(r.Hooks(), nil).PreToolUse(context.Background(), &hook.ToolInput{Call: llm.ToolCall{ID: "c1", Name: "shell", Args: json.RawMessage(`{"command":"ls"}`)}})
+	out, err := hook.PreToolUse.Run(context.Background(), hook.Join(r.Hooks(), nil), &hook.ToolInput{Call: llm.ToolCall{ID: "c1", Name: "shell", Args: json.RawMessage(`{"command":"ls"}`)}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,7 +126,7 @@ func TestPreToolUseInput(t *testing.T) {
 		t.Fatal(err)
 	}
 	in := &hook.ToolInput{Scope: hook.Scope{Session: "s9", Turn: "turn-1"}, Call: llm.ToolCall{ID: "call_7", Name: "read", Args: json.RawMessage(`{"path":"go.mod"}`)}}
-	if _, err := hook.Join(r.Hooks(), nil).PreToolUse(context.Background(), in); err != nil {
+	if _, err := hook.PreToolUse.Run(context.Background(), hook.Join(r.Hooks(), nil), in); err != nil {
 		t.Fatal(err)
 	}
 	b, err := os.ReadFile(capture)
@@ -160,7 +160,7 @@ func TestReportPayload(t *testing.T) {
 
 func TestOutputIsBounded(t *testing.T) {
 	r := newRunner(t, settingsJSON(t, "PreToolUse", "", `head -c 100000 /dev/zero | tr '\\0' x >&2; exit 2`), &command.Options{MaxOutput: 1000})
-	out, err := hook.Join(r.Hooks(), nil).PreToolUse(context.Background(), &hook.ToolInput{Call: llm.ToolCall{ID: "c1", Name: "shell"}})
+	out, err := hook.PreToolUse.Run(context.Background(), hook.Join(r.Hooks(), nil), &hook.ToolInput{Call: llm.ToolCall{ID: "c1", Name: "shell"}})
 	if err != nil {
 		t.Fatal(err)
 	}

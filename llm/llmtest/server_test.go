@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"github.com/reinhq/rein/internal/golden"
 	"io"
 	"net/http"
 	"path/filepath"
@@ -14,6 +13,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/reinhq/rein/internal/golden"
+	"github.com/reinhq/rein/internal/testwait"
 	"github.com/reinhq/rein/llm"
 	"github.com/reinhq/rein/llm/llmtest"
 )
@@ -242,7 +243,8 @@ func TestServerCutDropsConnection(t *testing.T) {
 }
 
 func TestServerCloseEndsHangingResponse(t *testing.T) {
-	srv := llmtest.NewServer(t, llmtest.NewModel(llmtest.Hang()))
+	m := llmtest.NewModel(llmtest.Hang())
+	srv := llmtest.NewServer(t, m)
 	done := make(chan error, 1)
 	go func() {
 		req, _ := http.NewRequestWithContext(context.Background(), http.MethodPost, srv.URL+"/v1/messages", strings.NewReader(anthropicBody))
@@ -253,7 +255,10 @@ func TestServerCloseEndsHangingResponse(t *testing.T) {
 		}
 		done <- err
 	}()
-	time.Sleep(50 * time.Millisecond)
+	// The request is at the handler once the model behind it is called.
+	if !testwait.For(5*time.Second, func() bool { return m.Calls() == 1 }) {
+		t.Fatal("the request never reached the server's model")
+	}
 	start := time.Now()
 	srv.Close()
 	select {

@@ -394,19 +394,7 @@ func (s *Store) write(st *state, f *os.File, events []session.Event, forceSync b
 }
 
 func (s *Store) needSync(events []session.Event) bool {
-	switch s.opts.Durability {
-	case DurabilityAlways:
-		return true
-	case DurabilityNever:
-		return false
-	}
-	for i := range events {
-		switch events[i].Data.(type) {
-		case *session.StepEnd, *session.TurnEnd:
-			return true
-		}
-	}
-	return false
+	return s.opts.Durability.Syncs(events)
 }
 
 // Append writes events to session id as one write. The first event's seq

@@ -927,7 +927,7 @@ func AllPayloads(id session.ID) []session.Event {
 	l.Add(&session.ToolResult{CallID: "k2", Name: "edit", Parts: []llm.Part{&llm.Text{Text: "Blocked: no"}}, IsError: true, Code: "BLOCKED", Outcome: session.OutcomeGateBlock, Interrupted: false})
 	l.Add(&session.TodoWrite{Items: []session.TodoItem{{ID: "1", Content: "read", Status: "completed"}, {Content: "edit", Status: "pending"}}})
 	l.Add(&session.SteeringMessage{Parts: []llm.Part{&llm.Text{Text: "also tests"}}, Source: session.SourceSteer})
-	l.Add(&session.Repair{Kind: "orphan-result", CallID: "zz", Detail: "dropped"})
+	l.Add(&session.Repair{Kind: session.RepairOrphanResult, CallID: "zz", Detail: "dropped"})
 	l.Add(&session.StepEnd{Step: 1, Usage: llm.Usage{Input: 100, Output: 20}, Finish: llm.FinishToolCalls})
 	l.Add(&session.Compaction{Summary: "they looked at a.go", FromSeq: 2, ToSeq: 4, TokensBefore: 5000, TokensAfter: 300})
 	l.Add(&session.SessionMeta{Key: "title", Value: "Look"})

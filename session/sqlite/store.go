@@ -19,6 +19,7 @@ import (
 	sqlite3 "modernc.org/sqlite/lib"
 
 	"github.com/reinhq/rein/session"
+	"github.com/reinhq/rein/session/internal/proc"
 )
 
 // Durability says when a commit is forced to stable storage. It maps to
@@ -108,7 +109,7 @@ func Open(path string, opts *Options) (*Store, error) {
 	rand.Read(b[:])
 	s.owner = hex.EncodeToString(b[:])
 	s.host, _ = os.Hostname()
-	s.start, _ = processStart(s.pid)
+	s.start, _ = proc.Start(s.pid)
 
 	dsn := fmt.Sprintf("%s?_pragma=busy_timeout(%d)&_pragma=journal_mode(WAL)&_pragma=foreign_keys(1)&_txlock=immediate",
 		path, busy.Milliseconds())
@@ -455,13 +456,7 @@ func (s *Store) Append(ctx context.Context, id session.ID, events ...session.Eve
 	if len(events) == 0 {
 		return nil
 	}
-	sync := false
-	for i := range events {
-		switch events[i].Data.(type) {
-		case *session.StepEnd, *session.TurnEnd:
-			sync = true
-		}
-	}
+	sync := s.opts.Durability.Syncs(events)
 	st, err := s.get(id)
 	if err != nil {
 		return err

@@ -75,7 +75,7 @@ func (t *tools) writeTool() tool.Tool {
 			`"content":{"type":"string","description":"the complete new content"}},` +
 			`"required":["path","content"],"additionalProperties":false}`),
 		Annotations: &tool.Annotations{Destructive: true, Idempotent: true},
-	}, Fn: t.write}
+	}, Fn: t.write, SubjectFn: tool.PathSubject}
 }
 
 func (t *tools) write(ctx context.Context, call *tool.Call) (*tool.Result, error) {
@@ -157,7 +157,7 @@ func (t *tools) editTool() tool.Tool {
 			return r, nil
 		}
 		return t.applyEdits(ctx, call, a.Path, []editOp{a.editOp}), nil
-	}}
+	}, SubjectFn: tool.PathSubject}
 }
 
 func (t *tools) multiEditTool() tool.Tool {
@@ -180,7 +180,7 @@ func (t *tools) multiEditTool() tool.Tool {
 			return tool.Errorf("edits is empty; give at least one edit"), nil
 		}
 		return t.applyEdits(ctx, call, a.Path, a.Edits), nil
-	}}
+	}, SubjectFn: tool.PathSubject}
 }
 
 func (t *tools) applyEdits(ctx context.Context, call *tool.Call, name string, edits []editOp) *tool.Result {

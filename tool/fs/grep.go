@@ -90,7 +90,7 @@ func (t *tools) grepTool() tool.Tool {
 			`"limit":{"type":"integer","minimum":1,"description":"at most this many files or matching lines"}},` +
 			`"required":["pattern"],"additionalProperties":false}`),
 		Annotations: &tool.Annotations{ReadOnly: true, Idempotent: true},
-	}, Fn: t.grep}
+	}, Fn: t.grep, SubjectFn: tool.PathSubject}
 }
 
 // fileMatch is what grep found in one file.

@@ -25,7 +25,7 @@ func (t *tools) lsTool() tool.Tool {
 			`"path":{"type":"string","description":"directory path, relative to the workspace root or absolute inside it (default: the root)"}},` +
 			`"additionalProperties":false}`),
 		Annotations: &tool.Annotations{ReadOnly: true, Idempotent: true},
-	}, Fn: t.ls}
+	}, Fn: t.ls, SubjectFn: tool.PathSubject}
 }
 
 func (t *tools) ls(ctx context.Context, call *tool.Call) (*tool.Result, error) {
@@ -97,7 +97,7 @@ func (t *tools) globTool() tool.Tool {
 			`"sort":{"type":"string","enum":["mtime","name"],"description":"order: mtime (newest first, the default) or name"}},` +
 			`"required":["pattern"],"additionalProperties":false}`),
 		Annotations: &tool.Annotations{ReadOnly: true, Idempotent: true},
-	}, Fn: t.glob}
+	}, Fn: t.glob, SubjectFn: tool.PathSubject}
 }
 
 // checkPattern refuses patterns that climb out of the search directory.

@@ -126,7 +126,7 @@ func (t *tools) readTool() tool.Tool {
 			`"limit":{"type":"integer","minimum":1,"description":"how many lines to read (default 2000)"}},` +
 			`"required":["path"],"additionalProperties":false}`),
 		Annotations: &tool.Annotations{ReadOnly: true, Idempotent: true},
-	}, Fn: t.read}
+	}, Fn: t.read, SubjectFn: tool.PathSubject}
 }
 
 func (t *tools) read(ctx context.Context, call *tool.Call) (*tool.Result, error) {

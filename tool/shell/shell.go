@@ -147,7 +147,7 @@ func New(opts *Options) *Shell {
 // Tools returns the tools shell, task_output, task_kill and task_wait.
 func (s *Shell) Tools() []tool.Tool {
 	return []tool.Tool{
-		&tool.Func{ToolSpec: shellSpec(), Fn: s.callShell},
+		&tool.Func{ToolSpec: shellSpec(), Fn: s.callShell, SubjectFn: tool.CommandSubject},
 		&tool.Func{ToolSpec: taskOutputSpec(), Fn: s.callTaskOutput},
 		&tool.Func{ToolSpec: taskKillSpec(), Fn: s.callTaskKill},
 		&tool.Func{ToolSpec: taskWaitSpec(), Fn: s.callTaskWait},

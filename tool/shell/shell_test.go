@@ -6,7 +6,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/reinhq/rein/internal/golden"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -18,6 +17,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/reinhq/rein/internal/golden"
+	"github.com/reinhq/rein/internal/testwait"
 	"github.com/reinhq/rein/llm"
 	"github.com/reinhq/rein/tool"
 	"github.com/reinhq/rein/tool/sandbox"
@@ -184,13 +185,9 @@ func alive(pid int) bool {
 
 func waitGone(t *testing.T, pids ...int) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
 	for _, pid := range pids {
-		for alive(pid) {
-			if time.Now().After(deadline) {
-				t.Fatalf("process %d is still running", pid)
-			}
-			time.Sleep(10 * time.Millisecond)
+		if !testwait.For(5*time.Second, func() bool { return !alive(pid) }) {
+			t.Fatalf("process %d is still running", pid)
 		}
 	}
 }
@@ -198,19 +195,17 @@ func waitGone(t *testing.T, pids ...int) {
 func readPids(t *testing.T, root string, names ...string) []int {
 	t.Helper()
 	var pids []int
-	deadline := time.Now().Add(5 * time.Second)
 	for _, n := range names {
-		for {
+		var pid int
+		if !testwait.For(5*time.Second, func() bool {
 			data, err := os.ReadFile(filepath.Join(root, n))
-			if pid, perr := strconv.Atoi(strings.TrimSpace(string(data))); err == nil && perr == nil && pid > 0 {
-				pids = append(pids, pid)
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("%s never appeared", n)
-			}
-			time.Sleep(10 * time.Millisecond)
+			p, perr := strconv.Atoi(strings.TrimSpace(string(data)))
+			pid = p
+			return err == nil && perr == nil && pid > 0
+		}) {
+			t.Fatalf("%s never appeared", n)
 		}
+		pids = append(pids, pid)
 	}
 	return pids
 }
@@ -278,14 +273,13 @@ func TestB56_BackgroundPollAndKillGrandchildren(t *testing.T) {
 	s, root := newShell(t, nil)
 	callTool(t, s, "shell", `{"command":"`+spawner+`","run_in_background":true}`)
 	pids := readPids(t, root, "leader.pid", "gc1.pid", "gc2.pid")
-	deadline := time.Now().Add(5 * time.Second)
 	var out string
 	// The task's header repeats the command, which says "spawned" too:
 	// wait for the word in the output itself.
-	for !strings.Contains(out, "New output:\nspawned") && time.Now().Before(deadline) {
+	testwait.For(5*time.Second, func() bool {
 		out = text(callTool(t, s, "task_output", `{"id":"t1"}`))
-		time.Sleep(20 * time.Millisecond)
-	}
+		return strings.Contains(out, "New output:\nspawned")
+	})
 	if !strings.Contains(out, "is running") || !strings.Contains(out, "New output:\nspawned") {
 		t.Fatalf("task_output = %s", out)
 	}
@@ -315,11 +309,10 @@ func TestB56_ExitsDrainedAndCloseKills(t *testing.T) {
 	callTool(t, s, "shell", `{"command":"`+spawner+`","run_in_background":true}`)
 	pids := readPids(t, root, "leader.pid", "gc1.pid", "gc2.pid")
 	var exits []TaskExit
-	deadline := time.Now().Add(5 * time.Second)
-	for len(exits) == 0 && time.Now().Before(deadline) {
+	testwait.For(5*time.Second, func() bool {
 		exits = s.Drain()
-		time.Sleep(10 * time.Millisecond)
-	}
+		return len(exits) != 0
+	})
 	if len(exits) != 1 || exits[0].ID != "t1" || exits[0].ExitCode != 4 || exits[0].Reason != "exited" {
 		t.Fatalf("Drain = %+v, want t1 exited with 4", exits)
 	}
@@ -343,10 +336,7 @@ func TestB56_ExitsDrainedAndCloseKills(t *testing.T) {
 	if res := callTool(t, s, "shell", `{"command":"echo hi","run_in_background":true}`); !res.IsError {
 		t.Errorf("background call after Close = %s", text(res))
 	}
-	deadline = time.Now().Add(2 * time.Second)
-	for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
-	}
+	testwait.For(2*time.Second, func() bool { return runtime.NumGoroutine() <= before })
 	if n := runtime.NumGoroutine(); n > before {
 		buf := make([]byte, 1<<16)
 		t.Errorf("%d goroutines after Close, %d before:\n%s", n, before, buf[:runtime.Stack(buf, true)])

@@ -11,6 +11,10 @@
 //	rec := tooltest.NewRecorder("echo", nil)
 //	… run the loop with rec in its tool set …
 //	calls := rec.Calls()
+//
+// and check what each tool of a set declares it acts on:
+//
+//	got := tooltest.Subjects(t, tools, map[string]string{"read": `{"path":"a.go"}`})
 package tooltest
 
 import (
@@ -166,4 +170,23 @@ func (r *Recorder) Calls() []tool.Call {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return append([]tool.Call(nil), r.calls...)
+}
+
+// Subjects returns, by tool name, the Subject each of tools declares for
+// a call with the arguments args holds under its name (tool.SubjectOf).
+// A tool with no arguments in args fails the test, so a tool added to a
+// set is not left out of the check unseen.
+func Subjects(t testing.TB, tools []tool.Tool, args map[string]string) map[string]tool.Subject {
+	t.Helper()
+	got := make(map[string]tool.Subject, len(tools))
+	for _, tl := range tools {
+		name := tl.Spec().Name
+		a, ok := args[name]
+		if !ok {
+			t.Errorf("tooltest: no arguments for tool %s; add them to the test's map", name)
+			continue
+		}
+		got[name] = tool.SubjectOf(tl, json.RawMessage(a))
+	}
+	return got
 }

@@ -4,7 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/reinhq/rein/tool"
 	"github.com/reinhq/rein/tool/tooltest"
@@ -28,5 +31,30 @@ func TestRecorder(t *testing.T) {
 	calls := r.Calls()
 	if len(calls) != 2 || calls[0].ID != "c1" || string(calls[0].Args) != `{"a":1}` || calls[1].ID != "c2" {
 		t.Errorf("calls = %+v", calls)
+	}
+}
+
+// errorsTB records the errors a helper reports instead of failing.
+type errorsTB struct {
+	testing.TB
+	errs []string
+}
+
+func (e *errorsTB) Helper() {}
+func (e *errorsTB) Errorf(format string, args ...any) {
+	e.errs = append(e.errs, fmt.Sprintf(format, args...))
+}
+
+func TestSubjects(t *testing.T) {
+	read := &tool.Func{ToolSpec: tool.Spec{Name: "read"}, SubjectFn: tool.PathSubject}
+	other := tooltest.NewRecorder("other", nil)
+	tb := &errorsTB{TB: t}
+	got := tooltest.Subjects(tb, []tool.Tool{read, other}, map[string]string{"read": `{"path":"a.go"}`})
+	if diff := cmp.Diff(map[string]tool.Subject{"read": {Path: "a.go"}}, got); diff != "" {
+		t.Errorf("Subjects (-want +got):\n%s", diff)
+	}
+	want := []string{"tooltest: no arguments for tool other; add them to the test's map"}
+	if diff := cmp.Diff(want, tb.errs); diff != "" {
+		t.Errorf("errors for a tool left out (-want +got):\n%s", diff)
 	}
 }

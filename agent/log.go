@@ -1,0 +1,246 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/reinhq/rein/hook"
+	"github.com/reinhq/rein/llm"
+	"github.com/reinhq/rein/session"
+)
+
+// logWriter is the one writer of the agent's session log: it numbers
+// events, batches them until a flush, appends each batch in one write,
+// folds what was written into the derived history and publishes it to
+// the bus. It is safe for concurrent use.
+type logWriter struct {
+	mu      sync.Mutex
+	store   session.Store
+	bus     *hook.Bus
+	agent   string // the agent's name on its events
+	now     func() time.Time
+	sid     session.ID
+	seq     int64
+	pending []session.Event
+	hist    *history
+	turns   int    // turns in the session so far, for turn ids
+	lastKey string // the key of the last request header written
+}
+
+// open loads or creates session id (a new one when id is empty) and
+// repairs an interrupted tail. Its caller holds no lock.
+func (w *logWriter) open(ctx context.Context, id session.ID) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.hist = newHistory()
+	w.seq, w.turns, w.lastKey, w.pending = 0, 0, "", w.pending[:0]
+	if id == "" {
+		nid, err := w.store.Create(ctx, &session.CreateRequest{})
+		if err != nil {
+			return fmt.Errorf("agent: create session: %w", err)
+		}
+		w.sid = nid
+		return nil
+	}
+	w.sid = id
+	if _, err := w.store.Info(ctx, id); errors.Is(err, session.ErrNotFound) {
+		if _, err := w.store.Create(ctx, &session.CreateRequest{ID: id}); err != nil {
+			return fmt.Errorf("agent: create session %s: %w", id, err)
+		}
+		return nil
+	} else if err != nil {
+		return fmt.Errorf("agent: open session %s: %w", id, err)
+	}
+	var events []session.Event
+	for ev, err := range w.store.Events(ctx, id, 0) {
+		if err != nil {
+			return fmt.Errorf("agent: read session %s: %w", id, err)
+		}
+		events = append(events, ev)
+	}
+	w.take(events)
+	if err := w.repairLocked(ctx, events); err != nil {
+		return fmt.Errorf("agent: repair the interrupted turn of session %s: %w", id, err)
+	}
+	return nil
+}
+
+// repairLocked closes a turn events leave open with recorded repairs.
+func (w *logWriter) repairLocked(ctx context.Context, events []session.Event) error {
+	fix := session.RepairEvents(events, w.now())
+	if len(fix) == 0 {
+		return nil
+	}
+	for i := range fix {
+		fix[i].Agent = w.agent
+	}
+	if err := w.store.Append(ctx, w.sid, fix...); err != nil {
+		return err
+	}
+	w.take(fix)
+	return nil
+}
+
+// take folds events already on the log into what the writer tracks.
+func (w *logWriter) take(events []session.Event) {
+	for i := range events {
+		ev := &events[i]
+		w.seq = ev.Seq
+		switch p := ev.Data.(type) {
+		case *session.TurnStart:
+			w.turns++
+		case *session.RequestHeader:
+			w.lastKey = headerKey(p.Provider, p.Model, p.SystemHash, p.ToolsHash, string(p.Sampling))
+		}
+	}
+	w.hist.Add(events...)
+}
+
+func headerKey(provider, model, sys, tools, sampling string) string {
+	return provider + "\x00" + model + "\x00" + sys + "\x00" + tools + "\x00" + sampling
+}
+
+// session returns the session's id.
+func (w *logWriter) session() session.ID {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.sid
+}
+
+// nextTurn returns the id of a new turn.
+func (w *logWriter) nextTurn() session.TurnID {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.turns++
+	return session.TurnID("turn-" + itoa(w.turns))
+}
+
+// emit queues an event for the next flush.
+func (w *logWriter) emit(turn session.TurnID, run session.RunID, p session.Payload) {
+	w.mu.Lock()
+	w.emitLocked(turn, run, p)
+	w.mu.Unlock()
+}
+
+func (w *logWriter) emitLocked(turn session.TurnID, run session.RunID, p session.Payload) {
+	w.seq++
+	w.pending = append(w.pending, session.Event{Seq: w.seq, Time: w.now(), Session: w.sid, Turn: turn, Run: run, Agent: w.agent, Data: p})
+}
+
+// flush appends the pending events in one write, then folds them into the
+// history and publishes them. ctx should not be cancelled with the run:
+// the closing events of a cancelled turn must still be written. It calls
+// then, when set, with the events written (valid until the next flush)
+// before the lock is released. On failure nothing is kept and seq rolls
+// back.
+func (w *logWriter) flush(ctx context.Context, then func([]session.Event)) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if len(w.pending) == 0 {
+		return nil
+	}
+	batch := w.pending
+	w.pending = w.pending[:0]
+	if err := w.append(ctx, batch); err != nil {
+		w.seq = batch[0].Seq - 1
+		return fmt.Errorf("agent: append to session %s: %w", w.sid, err)
+	}
+	w.hist.Add(batch...)
+	for i := range batch {
+		w.bus.Publish(batch[i])
+	}
+	if then != nil {
+		then(batch)
+	}
+	return nil
+}
+
+// append hands a batch to the store, without a copy where the store can
+// keep it (the writer never changes an event once written), and with its
+// sync in the background where the store can do that: the events are
+// written when it returns, so a crash of the process loses none, and the
+// sync of one step overlaps the model request of the next.
+func (w *logWriter) append(ctx context.Context, batch []session.Event) error {
+	switch st := w.store.(type) {
+	case session.OwnedAppender:
+		return st.AppendOwned(ctx, w.sid, batch...)
+	case session.Syncer:
+		return st.AppendAsync(ctx, w.sid, batch...)
+	}
+	return w.store.Append(ctx, w.sid, batch...)
+}
+
+// sync waits until what was appended is as durable as the store
+// promises: before a turn's end is reported, after a record.
+func (w *logWriter) sync(ctx context.Context) error {
+	st, ok := w.store.(session.Syncer)
+	if !ok {
+		return nil
+	}
+	if err := st.Sync(ctx, w.session()); err != nil {
+		return fmt.Errorf("agent: sync session %s: %w", w.session(), err)
+	}
+	return nil
+}
+
+// record writes a turn of its own that carries ps (trigger says why) and
+// starts no step, so no request is made: injected context, a manual
+// compaction.
+func (w *logWriter) record(ctx context.Context, trigger string, ps ...session.Payload) error {
+	turn := w.nextTurn()
+	w.mu.Lock()
+	w.emitLocked(turn, "", &session.TurnStart{Trigger: trigger})
+	for _, p := range ps {
+		w.emitLocked(turn, "", p)
+	}
+	w.emitLocked(turn, "", &session.TurnEnd{Reason: session.EndCompleted})
+	w.mu.Unlock()
+	if err := w.flush(ctx, nil); err != nil {
+		return err
+	}
+	return w.sync(ctx)
+}
+
+// discard drops what is pending and closes an open turn of events (the
+// events of a run that panicked) with recorded repairs.
+func (w *logWriter) discard(ctx context.Context, events []session.Event) []session.Event {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.pending = w.pending[:0]
+	if n := len(events); n > 0 {
+		w.seq = events[n-1].Seq
+	}
+	fix := session.RepairEvents(events, w.now())
+	if len(fix) == 0 || w.store.Append(ctx, w.sid, fix...) != nil {
+		return nil
+	}
+	w.take(fix)
+	return fix
+}
+
+// header reports whether a request header with key is due: on a turn's
+// first step, or when what it names changed since the last one.
+func (w *logWriter) header(key string, first bool) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	changed := key != w.lastKey
+	w.lastKey = key
+	return first || changed
+}
+
+// messages returns the derived history the next request is built from.
+func (w *logWriter) messages() []llm.Message {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.hist.Messages()
+}
+
+// publish offers a transient event (never written) of the run to the bus.
+func (w *logWriter) publish(turn session.TurnID, run session.RunID, p session.Payload) session.Event {
+	ev := session.Event{Time: w.now(), Session: w.session(), Turn: turn, Run: run, Agent: w.agent, Data: p}
+	w.bus.PublishTransient(ev)
+	return ev
+}

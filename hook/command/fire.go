@@ -1,0 +1,134 @@
+package command
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/reinhq/rein/hook"
+	"github.com/reinhq/rein/llm"
+)
+
+// result is one command's run and answer.
+type result struct {
+	e   *Entry
+	out outcome
+	ans answer
+}
+
+// call is one firing of an event.
+type call struct {
+	event string
+	scope hook.Scope
+	tool  string
+	id    llm.CallID
+	in    input
+}
+
+// fire runs every entry of c.event that matches c.tool, in parallel, and
+// returns their results in configuration order. A command that timed out
+// or could not run is an error: the boundary fails closed.
+func (r *Runner) fire(ctx context.Context, c *call) ([]result, error) {
+	sel := r.selected(c)
+	if len(sel) == 0 {
+		return nil, nil
+	}
+	r.describe(c)
+	payload, err := encodeInput(c, sel)
+	if err != nil {
+		return nil, err
+	}
+	res := make([]result, len(sel))
+	runOne := func(i int) {
+		e := sel[i]
+		res[i].e = e
+		res[i].out = r.run(ctx, e.Command, e.Timeout, payload[spelling(e)])
+		if res[i].out.err == nil {
+			res[i].ans = decode(c.event, &res[i].out)
+		}
+	}
+	if len(sel) == 1 {
+		runOne(0)
+	} else {
+		var wg sync.WaitGroup
+		for i := range sel {
+			wg.Go(func() { runOne(i) })
+		}
+		wg.Wait()
+	}
+	var errs []error
+	for i := range res {
+		if err := res[i].out.err; err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if len(errs) > 0 {
+		for i := range res {
+			r.report(ctx, c, &res[i], "")
+		}
+		return nil, errors.Join(errs...)
+	}
+	return res, nil
+}
+
+// selected returns the entries of c.event that match c.tool, each command
+// once, in configuration order.
+func (r *Runner) selected(c *call) []*Entry {
+	var sel []*Entry
+	var seen []string
+	for i := range r.entries {
+		e := &r.entries[i]
+		if e.Event != c.event || !e.Matches(c.tool) || containsStr(seen, e.Command) {
+			continue
+		}
+		seen = append(seen, e.Command)
+		sel = append(sel, e)
+	}
+	return sel
+}
+
+// describe fills in the fields of c's input every event carries: the
+// session, turn, agent, working directory, event name and transcript.
+func (r *Runner) describe(c *call) {
+	c.in.SessionID = string(c.scope.Session)
+	c.in.Turn = string(c.scope.Turn)
+	c.in.Agent = c.scope.Agent
+	c.in.Cwd = r.opts.Dir
+	c.in.HookEventName = c.event
+	if r.opts.Transcript != nil && c.scope.Session != "" {
+		c.in.TranscriptPath = r.opts.Transcript(c.scope.Session)
+	}
+}
+
+// spelling is the index of e's payload in encodeInput's answer: 0 for
+// rein's tool names, 1 for Claude's.
+func spelling(e *Entry) int {
+	if e.Claude {
+		return 1
+	}
+	return 0
+}
+
+// encodeInput encodes c's input once for each spelling of tool names the
+// entries in sel use.
+func encodeInput(c *call, sel []*Entry) ([2][]byte, error) {
+	var payload [2][]byte // rein spelling, Claude spelling
+	for _, e := range sel {
+		k := spelling(e)
+		if payload[k] != nil {
+			continue
+		}
+		in := c.in
+		if c.tool != "" {
+			in.ToolName = outName(c.tool, e.Claude)
+		}
+		b, err := json.Marshal(&in)
+		if err != nil {
+			return payload, fmt.Errorf("encode %s hook input: %w", c.event, err)
+		}
+		payload[k] = b
+	}
+	return payload, nil
+}
