@@ -16,7 +16,7 @@ const module = "github.com/reinhq/rein"
 var layers = map[string][]string{
 	"llm":         {},
 	"llm/llmtest": {"llm"},
-	"provider":    {"llm"},
+	"provider":    {"llm", "provider/internal"},
 	"session":     {"llm", "session"},
 	"tool":        {"llm", "tool"},
 	"hook":        {"llm", "tool", "session", "hook"},

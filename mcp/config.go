@@ -154,6 +154,22 @@ type Options struct {
 	ToolCache string
 	// StateDir holds OAuth tokens (mcp/oauth/<server>.json, mode 0600).
 	StateDir string
+	// OpenAuthURL, when set, lets a server that needs an OAuth login (no
+	// token yet, a refresh that failed, a wider scope) log in on demand:
+	// it shows the authorization URL to the person using the host, and
+	// the Manager waits for the browser's redirect as Login does. When
+	// nil, such a server fails with ErrLoginRequired until Login.
+	OpenAuthURL func(ctx context.Context, server, authURL string) error
+	// Elicit, when set, answers servers' requests for input from the
+	// person using the host (form and URL modes); without it rein tells
+	// servers it cannot elicit.
+	Elicit ElicitFunc
+	// Sampling, when set, lets servers ask the host's model for
+	// completions, each approved first.
+	Sampling *SamplingOptions
+	// Roots are the directories servers are told they may work in (see
+	// DirRoot); Manager.SetRoots changes them.
+	Roots []Root
 	// ClientName and ClientVersion identify rein to servers; zero means
 	// "rein" and "dev".
 	ClientName, ClientVersion string
@@ -198,6 +214,11 @@ func (c *ServerConfig) validate() error {
 	if c.URL == "" && (c.SSE || len(c.Headers) > 0 || c.Auth != nil || c.OAuth != nil) {
 		return fmt.Errorf("%w: server %q: headers, auth, OAuth and SSE need a URL", ErrConfig, c.Name)
 	}
+	if c.OAuth != nil {
+		if err := c.OAuth.validate(c.Name); err != nil {
+			return err
+		}
+	}
 	if c.Command == "" && (len(c.Args) > 0 || len(c.Env) > 0 || c.Dir != "") {
 		return fmt.Errorf("%w: server %q: args, env and dir need a command", ErrConfig, c.Name)
 	}
@@ -210,7 +231,8 @@ func (c *ServerConfig) validate() error {
 }
 
 // Expand resolves ${VAR} templates in s with lookup (os.LookupEnv when nil).
-// An unset variable is an error naming it; "$$" is a literal "$".
+// An unset variable is an error naming it, unless the template gives a
+// default: ${VAR:-default}. "$$" is a literal "$".
 func Expand(s string, lookup func(string) (string, bool)) (string, error) {
 	if !strings.Contains(s, "$") {
 		return s, nil
@@ -234,8 +256,11 @@ func Expand(s string, lookup func(string) (string, bool)) (string, error) {
 			if end < 0 {
 				return "", fmt.Errorf("unclosed ${ in template; write $$ for a literal $")
 			}
-			name := s[i+2 : i+2+end]
+			name, def, hasDef := strings.Cut(s[i+2:i+2+end], ":-")
 			v, ok := lookup(name)
+			if !ok && hasDef {
+				v, ok = def, true
+			}
 			if !ok {
 				return "", fmt.Errorf("${%s} is not set; export it or change the config", name)
 			}

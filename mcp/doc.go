@@ -41,7 +41,21 @@
 // headers for every turn (through the prompt hook of Manager.Hooks); its
 // failure fails the turn before the model is asked anything.
 //
+// Hosts offer servers what they have: Options.Elicit answers requests for
+// input (forms, checked against the requested schema, and URLs to open);
+// Options.Sampling lets servers ask the host's model for completions,
+// each approved first and priced; Options.Roots (and SetRoots, which
+// notifies servers) name the directories servers may work in. Without
+// them rein tells servers it offers none of these.
+//
+// OAuth (ServerConfig.OAuth) uses the go-sdk's handlers: the
+// authorization-code grant with PKCE, dynamic registration, client ID
+// metadata documents or pre-registered clients, refresh, and scope
+// step-up; or the client-credentials grant. Tokens are kept per server
+// under Options.StateDir, bound to the URL they were issued for.
+// ReadProjectFile reads the .mcp.json project files other clients share.
+//
 // Events (Options.Events) report connections, bootstrap results with
 // duration, tool count and warnings, tool calls before and after, errors,
-// tool list changes, drops and closes.
+// tool list changes, elicitations, completions, drops and closes.
 package mcp

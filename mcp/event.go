@@ -1,10 +1,14 @@
 package mcp
 
-import "time"
+import (
+	"time"
+
+	"github.com/reinhq/rein/llm"
+)
 
 // Event is a lifecycle event of a Manager, delivered to Options.Events.
 // It is one of *Connected, *BootstrapEnd, *Disconnected, *ToolsChanged,
-// *ToolBefore, *ToolAfter, *ToolError and *Closed.
+// *ToolBefore, *ToolAfter, *ToolError, *Elicited, *Sampled and *Closed.
 type Event interface {
 	// Kind is the event's name: "mcp:connect", "mcp:bootstrap:end", …
 	Kind() string
@@ -135,3 +139,49 @@ func (*ToolBefore) isEvent()   {}
 func (*ToolAfter) isEvent()    {}
 func (*ToolError) isEvent()    {}
 func (*Closed) isEvent()       {}
+
+// Elicited says a server asked the person using the host for input, and
+// what they chose. The values of an accepted form are not recorded.
+type Elicited struct {
+	Server   string
+	Mode     string   // ElicitForm or ElicitURL
+	Message  string   // the server's explanation
+	Fields   []string // a form's field names
+	URL      string   // a URL-mode request's page
+	Action   string   // ElicitAccept, ElicitDecline or ElicitCancel; empty with Err
+	Reason   string   // the host's reason for the choice, if it gave one
+	Duration time.Duration
+	Err      error // the handler failed or its answer did not match the form
+}
+
+// Sampled says a server asked the host's model for a completion: the
+// request, whether it was approved, and what it cost.
+type Sampled struct {
+	Server    string
+	Model     string
+	System    string
+	Prompt    []string // "role: text" per message
+	Messages  int
+	MaxTokens int
+	Approved  bool
+	Usage     llm.Usage
+	Cost      float64 // USD, when SamplingOptions.Cost prices it
+	Finish    string
+	Duration  time.Duration
+	Err       error
+}
+
+// Kind returns "mcp:elicit".
+func (*Elicited) Kind() string { return "mcp:elicit" }
+
+// Kind returns "mcp:sample".
+func (*Sampled) Kind() string { return "mcp:sample" }
+
+// ServerName returns the server's name.
+func (e *Elicited) ServerName() string { return e.Server }
+
+// ServerName returns the server's name.
+func (e *Sampled) ServerName() string { return e.Server }
+
+func (*Elicited) isEvent() {}
+func (*Sampled) isEvent()  {}

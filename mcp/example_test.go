@@ -8,6 +8,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/reinhq/rein/mcp"
+	"github.com/reinhq/rein/mcp/mcptest"
 )
 
 // An in-process MCP server, reached over an in-memory transport, offers its
@@ -52,4 +53,38 @@ func Example() {
 	// Output:
 	// mcp_hello_greet read-only: true
 	// Hello, rein!
+}
+
+// A host answers a server's request for input: the answer is checked
+// against the server's form, and "41" becomes the integer it asks for.
+func Example_elicitation() {
+	srv := mcptest.NewHostServer(nil)
+	m, err := mcp.New(&mcp.Options{
+		Servers: []mcp.ServerConfig{{
+			Name: "host",
+			NewTransport: func(ctx context.Context) (sdk.Transport, error) {
+				client, server := sdk.NewInMemoryTransports()
+				if _, err := srv.Connect(ctx, server, nil); err != nil {
+					return nil, err
+				}
+				return client, nil
+			},
+		}},
+		Elicit: func(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			fmt.Println(req.Server, "asks:", req.Message)
+			return &mcp.ElicitResult{Action: mcp.ElicitAccept, Content: map[string]any{"name": "Ada", "age": "41"}}, nil
+		},
+	})
+	if err != nil {
+		panic(err)
+	}
+	defer m.Close()
+	res, err := m.Call(context.Background(), "host", "form", nil)
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println("the server got:", res.TextOf())
+	// Output:
+	// host asks: Who are you?
+	// the server got: accept {"age":41,"name":"Ada"}
 }

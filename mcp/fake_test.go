@@ -24,10 +24,18 @@ import (
 )
 
 // TestMain lets the test binary play a raw stdio MCP server written
-// message by message, for the protocol corners the SDK servers never hit.
+// message by message, for the protocol corners the SDK servers never hit,
+// and the conformance suite's client.
 func TestMain(m *testing.M) {
 	if mode := os.Getenv("REIN_MCP_RAW_SERVER"); mode != "" {
 		rawServer(mode)
+		os.Exit(0)
+	}
+	if os.Getenv("REIN_MCP_CONFORMANCE") == "library" && len(os.Args) > 1 {
+		if err := conformanceClient(os.Args[len(os.Args)-1]); err != nil {
+			fmt.Fprintln(os.Stderr, "rein conformance client:", err)
+			os.Exit(1)
+		}
 		os.Exit(0)
 	}
 	if os.Getenv("REIN_MCP_HOST") != "" {

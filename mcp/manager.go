@@ -3,7 +3,6 @@ package mcp
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -16,9 +15,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/modelcontextprotocol/go-sdk/auth"
 
-	"github.com/reinhq/rein/hook"
 	"github.com/reinhq/rein/tool"
 )
 
@@ -55,7 +53,9 @@ type Manager struct {
 	namesMu  sync.Mutex
 	names    map[string]*server // rein tool name → the server that gave it
 	oauthMu  sync.Mutex
-	oauthFor map[string]*oauthState
+	rootsMu  sync.Mutex
+	roots    []Root
+	oauthFor map[string]auth.OAuthHandler
 }
 
 // BootstrapError lists the servers that failed to start. The Manager
@@ -92,7 +92,7 @@ func (e *BootstrapError) Unwrap() []error {
 // configuration but opens no connection (unless Eager is set, which starts
 // the bootstrap in the background).
 func New(opts *Options) (*Manager, error) {
-	m := &Manager{byName: map[string]*server{}, auth: map[string]map[string]http.Header{}, names: map[string]*server{}, oauthFor: map[string]*oauthState{}}
+	m := &Manager{byName: map[string]*server{}, auth: map[string]map[string]http.Header{}, names: map[string]*server{}, oauthFor: map[string]auth.OAuthHandler{}}
 	if opts != nil {
 		m.opts = *opts
 	}
@@ -101,6 +101,12 @@ func New(opts *Options) (*Manager, error) {
 		m.log = slog.New(slog.DiscardHandler)
 	}
 	m.lookup = m.opts.LookupEnv
+	if err := m.SetRoots(m.opts.Roots); err != nil {
+		return nil, err
+	}
+	if sp := m.opts.Sampling; sp != nil && sp.Model == nil {
+		return nil, fmt.Errorf("%w: Options.Sampling needs a Model", ErrConfig)
+	}
 	m.grace = m.opts.ShutdownGrace
 	if m.grace <= 0 {
 		m.grace = 2 * time.Second
@@ -337,79 +343,6 @@ func (m *Manager) Instructions() string {
 	return b.String()
 }
 
-// Resources lists a server's resources, for hosts.
-func (m *Manager) Resources(ctx context.Context, server string) ([]*sdk.Resource, error) {
-	cs, err := m.session(ctx, server)
-	if err != nil {
-		return nil, err
-	}
-	var out []*sdk.Resource
-	for r, err := range cs.Resources(ctx, nil) {
-		if err != nil {
-			return nil, fmt.Errorf("mcp: server %q: listing resources: %w", server, err)
-		}
-		out = append(out, r)
-	}
-	return out, nil
-}
-
-// ReadResource reads one resource of a server, for hosts.
-func (m *Manager) ReadResource(ctx context.Context, server, uri string) (*sdk.ReadResourceResult, error) {
-	cs, err := m.session(ctx, server)
-	if err != nil {
-		return nil, err
-	}
-	res, err := cs.ReadResource(ctx, &sdk.ReadResourceParams{URI: uri})
-	if err != nil {
-		return nil, fmt.Errorf("mcp: server %q: reading %s: %w", server, uri, err)
-	}
-	return res, nil
-}
-
-// Prompts lists a server's prompts, for hosts.
-func (m *Manager) Prompts(ctx context.Context, server string) ([]*sdk.Prompt, error) {
-	cs, err := m.session(ctx, server)
-	if err != nil {
-		return nil, err
-	}
-	var out []*sdk.Prompt
-	for p, err := range cs.Prompts(ctx, nil) {
-		if err != nil {
-			return nil, fmt.Errorf("mcp: server %q: listing prompts: %w", server, err)
-		}
-		out = append(out, p)
-	}
-	return out, nil
-}
-
-// GetPrompt renders one prompt of a server, for hosts.
-func (m *Manager) GetPrompt(ctx context.Context, server, name string, args map[string]string) (*sdk.GetPromptResult, error) {
-	cs, err := m.session(ctx, server)
-	if err != nil {
-		return nil, err
-	}
-	res, err := cs.GetPrompt(ctx, &sdk.GetPromptParams{Name: name, Arguments: args})
-	if err != nil {
-		return nil, fmt.Errorf("mcp: server %q: prompt %s: %w", server, name, err)
-	}
-	return res, nil
-}
-
-func (m *Manager) session(ctx context.Context, server string) (*sdk.ClientSession, error) {
-	s, err := m.server(server)
-	if err != nil {
-		return nil, err
-	}
-	if s.cfg.Auth != nil {
-		h, err := m.authHeaders(ctx, s, "")
-		if err != nil {
-			return nil, err
-		}
-		ctx = context.WithValue(ctx, headersKey{}, h)
-	}
-	return s.ensure(ctx)
-}
-
 // Closers returns the Manager as an io.Closer, for agent.Options.Closers.
 func (m *Manager) Closers() []io.Closer { return []io.Closer{m} }
 
@@ -614,110 +547,4 @@ func (b Backoff) attempts() int {
 		return b.Attempts
 	}
 	return 8
-}
-
-// Hooks returns the handlers a host adds to its agent: a prompt handler
-// that evaluates every server's Auth callback for the session at the start
-// of each turn. A failing callback fails the turn before the model is
-// asked anything. Hooks is nil-safe to add when no server has Auth.
-func (m *Manager) Hooks() *hook.Set {
-	hs := new(hook.Set)
-	if !slices.ContainsFunc(m.servers, func(s *server) bool { return s.cfg.Auth != nil }) {
-		return hs
-	}
-	hs.Prompt("mcp-auth", func(ctx context.Context, in *hook.PromptInput) (hook.PromptDecision, error) {
-		return nil, m.Authorize(ctx, string(in.Session))
-	})
-	return hs
-}
-
-// Authorize evaluates the Auth callback of every server that has one for
-// session, keeping the headers for the session's tool calls until the
-// next Authorize. The first failure is returned; the session's calls to
-// that server then fail until an Authorize succeeds.
-func (m *Manager) Authorize(ctx context.Context, session string) error {
-	var errs []error
-	for _, s := range m.servers {
-		if s.cfg.Auth == nil {
-			continue
-		}
-		h, err := m.evalAuth(ctx, s, session)
-		m.authMu.Lock()
-		per := m.auth[session]
-		if per == nil {
-			per = map[string]http.Header{}
-			m.auth[session] = per
-		}
-		if err != nil {
-			delete(per, s.cfg.Name)
-		} else {
-			per[s.cfg.Name] = h
-		}
-		m.authMu.Unlock()
-		if err != nil {
-			errs = append(errs, err)
-		}
-	}
-	return errors.Join(errs...)
-}
-
-// Forget drops what Authorize kept for session, for example when it ends.
-func (m *Manager) Forget(session string) {
-	m.authMu.Lock()
-	delete(m.auth, session)
-	m.authMu.Unlock()
-}
-
-// evalAuth calls a server's Auth callback; its error never carries the
-// headers.
-func (m *Manager) evalAuth(ctx context.Context, s *server, session string) (http.Header, error) {
-	h, err := s.cfg.Auth(ctx, &AuthRequest{Server: s.cfg.Name, Session: session})
-	if err != nil {
-		return nil, fmt.Errorf("mcp: auth for server %q failed: %w", s.cfg.Name, err)
-	}
-	return h, nil
-}
-
-// authHeaders are the connection-level headers of a server with Auth.
-func (m *Manager) authHeaders(ctx context.Context, s *server, session string) (http.Header, error) {
-	return m.evalAuth(ctx, s, session)
-}
-
-// sessionHeaders returns the headers Authorize kept for session, calling
-// the callback now when the session has none yet.
-func (m *Manager) sessionHeaders(ctx context.Context, s *server, session string) (http.Header, error) {
-	m.authMu.Lock()
-	h, ok := m.auth[session][s.cfg.Name]
-	m.authMu.Unlock()
-	if ok {
-		return h, nil
-	}
-	return m.evalAuth(ctx, s, session)
-}
-
-// headersKey carries a session's headers to the HTTP transport through a
-// request's context.
-type headersKey struct{}
-
-// headerTransport adds a connection's headers, and the session's headers
-// found in the request's context, to every request.
-type headerTransport struct {
-	base    http.RoundTripper
-	headers http.Header
-	server  string
-}
-
-func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	extra, _ := req.Context().Value(headersKey{}).(http.Header)
-	if len(t.headers) == 0 && len(extra) == 0 {
-		return t.base.RoundTrip(req)
-	}
-	r := req.Clone(req.Context())
-	for k, vs := range t.headers {
-		r.Header[k] = vs
-	}
-	for k, vs := range extra {
-		r.Header[http.CanonicalHeaderKey(k)] = vs
-	}
-	return t.base.RoundTrip(r)
 }

@@ -80,6 +80,7 @@ func TestExpand(t *testing.T) {
 		{"empty var", "[${EMPTY}]", "[]", ""},
 		{"dollar escape", "$$HOME ${TOKEN}", "$HOME s3cret", ""},
 		{"bare dollar kept", "cost $5", "cost $5", ""},
+		{"default", "${NOPE:-dflt} ${TOKEN:-x}", "dflt s3cret", ""},
 		{"unset", "${NOPE}", "", "${NOPE} is not set; export it or change the config"},
 		{"unclosed", "${TOKEN", "", "unclosed ${ in template; write $$ for a literal $"},
 	}

@@ -2,19 +2,19 @@ package mcp
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"html"
-	"net"
+	"io"
 	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"sync"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/auth/extauth"
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
 	"golang.org/x/oauth2"
 )
@@ -27,41 +27,49 @@ var ErrLoginRequired = errors.New("mcp: the server needs an OAuth login; run 're
 // back when OAuthConfig.RedirectURL is empty. Login listens there.
 const DefaultRedirectURL = "http://127.0.0.1:8765/callback"
 
-// OAuthConfig enables the OAuth authorization-code flow for an HTTP server
-// that asks for it (HTTP 401 with a WWW-Authenticate challenge). Tokens are
-// kept under Options.StateDir, readable by the owner only, and refreshed
-// as needed; obtaining the first one takes an interactive Manager.Login.
+// OAuth grants an OAuthConfig may use.
+const (
+	// GrantAuthorizationCode is a person logging in through a browser
+	// (with PKCE); the default.
+	GrantAuthorizationCode = "authorization_code"
+	// GrantClientCredentials is a service authenticating as itself with a
+	// pre-registered client id and secret; no browser, nothing stored.
+	GrantClientCredentials = "client_credentials"
+	// GrantCrossApp is enterprise-managed authorization: the ID token of
+	// the person's enterprise identity provider (OAuthConfig.IdP) is
+	// exchanged for access, with no browser and no consent screen.
+	GrantCrossApp = "cross_app"
+)
+
+// OAuthConfig enables OAuth for an HTTP server that asks for it (HTTP 401
+// with a WWW-Authenticate challenge, or 403 insufficient_scope for a
+// wider scope). With the authorization-code grant, tokens are kept under
+// Options.StateDir, readable by the owner only, bound to the server's
+// URL, and refreshed as needed; obtaining one takes Manager.Login (or
+// Options.OpenAuthURL, which logs in on demand).
 type OAuthConfig struct {
+	// Grant is GrantAuthorizationCode (when empty) or
+	// GrantClientCredentials.
+	Grant string
 	// ClientID and ClientSecret identify a client registered with the
-	// authorization server beforehand; an empty ClientID registers rein
-	// dynamically.
+	// authorization server beforehand. Without them rein uses its client
+	// ID metadata document (ClientMetadataURL) where the server supports
+	// those, and registers itself dynamically otherwise.
 	ClientID     string
 	ClientSecret string
+	// PrivateKeyPEM, with the client-credentials grant, authenticates the
+	// client with a signed assertion (private_key_jwt) instead of a
+	// secret: a PEM EC P-256 or RSA private key.
+	PrivateKeyPEM string
+	// ClientMetadataURL is the https URL of a client ID metadata document
+	// describing rein, used as the client id by authorization servers that
+	// support such documents.
+	ClientMetadataURL string
 	// RedirectURL must be a loopback http URL with a port (Login listens
 	// on it); empty means DefaultRedirectURL.
 	RedirectURL string
-}
-
-// oauthState is one server's OAuth handler and token file.
-type oauthState struct {
-	handler *auth.AuthorizationCodeHandler
-	path    string
-	// login, when set, runs the browser part of an interactive login.
-	mu    sync.Mutex
-	login func(ctx context.Context, authURL string) (*auth.AuthorizationResult, error)
-}
-
-// savedToken is the token file: the token plus what refreshing it needs.
-// It holds secrets and is written with mode 0600.
-type savedToken struct {
-	ClientID     string        `json:"client_id"`
-	ClientSecret string        `json:"client_secret,omitempty"`
-	AuthURL      string        `json:"auth_url"`
-	TokenURL     string        `json:"token_url"`
-	AuthStyle    int           `json:"auth_style,omitempty"`
-	RedirectURL  string        `json:"redirect_url,omitempty"`
-	Scopes       []string      `json:"scopes,omitempty"`
-	Token        *oauth2.Token `json:"token"`
+	// IdP is the identity provider of GrantCrossApp.
+	IdP *IdentityProvider
 }
 
 func (c *OAuthConfig) redirect() string {
@@ -69,6 +77,125 @@ func (c *OAuthConfig) redirect() string {
 		return c.RedirectURL
 	}
 	return DefaultRedirectURL
+}
+
+func (c *OAuthConfig) validate(server string) error {
+	switch c.Grant {
+	case "", GrantAuthorizationCode:
+	case GrantClientCredentials:
+		if c.ClientID == "" || (c.ClientSecret == "") == (c.PrivateKeyPEM == "") {
+			return fmt.Errorf("%w: server %q: the client_credentials grant needs a client id and either a secret or a private key", ErrConfig, server)
+		}
+	case GrantCrossApp:
+		if c.ClientID == "" || c.IdP == nil || c.IdP.Issuer == "" || c.IdP.ClientID == "" || c.IdP.IDToken == nil {
+			return fmt.Errorf("%w: server %q: the cross_app grant needs a client id and an identity provider with an issuer, a client id and a way to get the ID token", ErrConfig, server)
+		}
+	default:
+		return fmt.Errorf("%w: server %q: OAuth grant %q: use %s, %s or %s", ErrConfig, server, c.Grant, GrantAuthorizationCode, GrantClientCredentials, GrantCrossApp)
+	}
+	return nil
+}
+
+// oauthState is one server's OAuth handler: the SDK's authorization-code
+// handler, made non-interactive unless a login is under way, plus the
+// token file.
+type oauthState struct {
+	m         *Manager
+	server    string
+	inner     *auth.AuthorizationCodeHandler
+	path      string
+	resource  string
+	discovery *legacyIssuer
+
+	authMu sync.Mutex // one authorization at a time
+	mu     sync.Mutex
+	// login, when set, runs the browser part of an interactive login.
+	login func(ctx context.Context, authURL string) (*auth.AuthorizationResult, error)
+	// fresh makes requests go without the stored token until a new one is
+	// issued, so Login always logs in.
+	fresh bool
+	// stepUp are scopes a 403 asked for, requested at the next login.
+	stepUp []string
+}
+
+// TokenSource returns the stored token's source (nil while a login is
+// forcing a new one).
+func (st *oauthState) TokenSource(ctx context.Context) (oauth2.TokenSource, error) {
+	st.mu.Lock()
+	fresh := st.fresh
+	st.mu.Unlock()
+	if fresh {
+		return nil, nil
+	}
+	return st.inner.TokenSource(ctx)
+}
+
+// Authorize runs the authorization flow when one may happen now, and
+// otherwise fails with ErrLoginRequired, remembering a wider scope a 403
+// asked for so the next login requests it.
+func (st *oauthState) Authorize(ctx context.Context, req *http.Request, resp *http.Response) error {
+	st.authMu.Lock()
+	defer st.authMu.Unlock()
+	challenges, _ := oauthex.ParseWWWAuthenticate(resp.Header.Values("WWW-Authenticate"))
+	stepUp := resp.StatusCode == http.StatusForbidden && challengeParam(challenges, "error") == "insufficient_scope"
+	if resp.StatusCode == http.StatusForbidden && !stepUp {
+		return st.inner.Authorize(ctx, req, resp) // not about scopes: the SDK retries once
+	}
+	wider := strings.Fields(challengeParam(challenges, "scope"))
+	st.mu.Lock()
+	if stepUp {
+		st.stepUp = unionScopes(st.stepUp, wider)
+	}
+	login, need := st.login, st.stepUp
+	st.mu.Unlock()
+	if login == nil && st.m.opts.OpenAuthURL == nil {
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if stepUp {
+			st.saveStepUp(need)
+			return fmt.Errorf("%w (server %q asks for a wider scope: %s)", ErrLoginRequired, st.server, strings.Join(need, " "))
+		}
+		return fmt.Errorf("%w (server %q)", ErrLoginRequired, st.server)
+	}
+	st.discovery.reset()
+	if err := st.inner.Authorize(ctx, req, resp); err != nil {
+		return err
+	}
+	st.mu.Lock()
+	st.fresh, st.stepUp = false, nil
+	st.mu.Unlock()
+	return nil
+}
+
+// saveStepUp keeps the wider scopes in the token file for the next login.
+func (st *oauthState) saveStepUp(scopes []string) {
+	saved, err := loadToken(st.path)
+	if err != nil {
+		return
+	}
+	saved.StepUpScopes = scopes
+	_ = saveToken(st.path, saved) // losing it costs a second 403, not a failure
+}
+
+// challengeParam returns a Bearer challenge's parameter.
+func challengeParam(cs []oauthex.Challenge, name string) string {
+	for _, c := range cs {
+		if c.Scheme == "bearer" && c.Params[name] != "" {
+			return c.Params[name]
+		}
+	}
+	return ""
+}
+
+// unionScopes is a followed by the scopes of b it lacks.
+func unionScopes(a, b []string) []string {
+	out := slices.Clone(a)
+	for _, s := range b {
+		if !slices.Contains(out, s) {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 // tokenPath is where a server's token lives.
@@ -83,35 +210,106 @@ func (m *Manager) tokenPath(server string) (string, error) {
 func (m *Manager) oauthHandler(s *server) (auth.OAuthHandler, error) {
 	m.oauthMu.Lock()
 	defer m.oauthMu.Unlock()
-	if st := m.oauthFor[s.cfg.Name]; st != nil {
-		return st.handler, nil
+	if h := m.oauthFor[s.cfg.Name]; h != nil {
+		return h, nil
 	}
+	c := s.cfg.OAuth
+	if c.Grant == GrantCrossApp {
+		cred := &oauthex.ClientCredentials{ClientID: c.ClientID}
+		if c.ClientSecret != "" {
+			cred.ClientSecretAuth = &oauthex.ClientSecretAuth{ClientSecret: c.ClientSecret}
+		}
+		hc := s.cfg.HTTPClient
+		if hc == nil {
+			hc = http.DefaultClient
+		}
+		h := &crossApp{idp: c.IdP, client: cred, http: hc}
+		m.oauthFor[s.cfg.Name] = h
+		return h, nil
+	}
+	if c.Grant == GrantClientCredentials && c.PrivateKeyPEM != "" {
+		h, err := newJWTCredentials(c.ClientID, c.PrivateKeyPEM, s.cfg.HTTPClient)
+		if err != nil {
+			return nil, fmt.Errorf("mcp: server %q: OAuth: %w", s.cfg.Name, err)
+		}
+		m.oauthFor[s.cfg.Name] = h
+		return h, nil
+	}
+	if c.Grant == GrantClientCredentials {
+		h, err := extauth.NewClientCredentialsHandler(&extauth.ClientCredentialsHandlerConfig{
+			Credentials: &oauthex.ClientCredentials{ClientID: c.ClientID, ClientSecretAuth: &oauthex.ClientSecretAuth{ClientSecret: c.ClientSecret}},
+		})
+		if err != nil {
+			return nil, fmt.Errorf("mcp: server %q: OAuth: %w", s.cfg.Name, err)
+		}
+		m.oauthFor[s.cfg.Name] = h
+		return h, nil
+	}
+	st, err := m.newOAuthState(s)
+	if err != nil {
+		return nil, err
+	}
+	m.oauthFor[s.cfg.Name] = st
+	return st, nil
+}
+
+// loginState returns the server's authorization-code handler, for Login.
+func (m *Manager) loginState(s *server) (*oauthState, error) {
+	h, err := m.oauthHandler(s)
+	if err != nil {
+		return nil, err
+	}
+	st, ok := h.(*oauthState)
+	if !ok {
+		return nil, fmt.Errorf("mcp: server %q uses the %s grant, which needs no login", s.cfg.Name, s.cfg.OAuth.Grant)
+	}
+	return st, nil
+}
+
+// newOAuthState builds a server's authorization-code handler, starting
+// from the token file when it holds a token for the server's URL.
+func (m *Manager) newOAuthState(s *server) (*oauthState, error) {
 	path, err := m.tokenPath(s.cfg.Name)
 	if err != nil {
 		return nil, err
 	}
-	st := &oauthState{path: path}
+	resource, err := Expand(s.cfg.URL, m.lookup)
+	if err != nil {
+		return nil, fmt.Errorf("mcp: server %q: URL: %w", s.cfg.Name, err)
+	}
+	u, err := url.Parse(resource)
+	if err != nil {
+		return nil, fmt.Errorf("mcp: server %q: URL: %w", s.cfg.Name, err)
+	}
+	base := http.DefaultTransport
+	if s.cfg.HTTPClient != nil && s.cfg.HTTPClient.Transport != nil {
+		base = s.cfg.HTTPClient.Transport
+	}
+	st := &oauthState{m: m, server: s.cfg.Name, path: path, resource: resource, discovery: &legacyIssuer{base: base, origin: origin(u)}}
 	c := s.cfg.OAuth
 	cfg := &auth.AuthorizationCodeHandlerConfig{
+		Client:              &http.Client{Transport: st.discovery},
 		RedirectURL:         c.redirect(),
 		RequestRefreshToken: true,
 		AuthorizationCodeFetcher: func(ctx context.Context, args *auth.AuthorizationArgs) (*auth.AuthorizationResult, error) {
+			return st.fetchCode(ctx, c.redirect(), args.URL)
+		},
+		ScopeFilter: func(discovered []string) []string {
 			st.mu.Lock()
-			login := st.login
-			st.mu.Unlock()
-			if login == nil {
-				return nil, fmt.Errorf("%w (server %q)", ErrLoginRequired, s.cfg.Name)
-			}
-			return login(ctx, args.URL)
+			defer st.mu.Unlock()
+			return unionScopes(discovered, st.stepUp)
 		},
 		NewTokenSource: func(ctx context.Context, oc *oauth2.Config, tok *oauth2.Token) (oauth2.TokenSource, error) {
-			saved := &savedToken{ClientID: oc.ClientID, ClientSecret: oc.ClientSecret, AuthURL: oc.Endpoint.AuthURL,
+			saved := &savedToken{Resource: resource, ClientID: oc.ClientID, ClientSecret: oc.ClientSecret, AuthURL: oc.Endpoint.AuthURL,
 				TokenURL: oc.Endpoint.TokenURL, AuthStyle: int(oc.Endpoint.AuthStyle), RedirectURL: oc.RedirectURL, Scopes: oc.Scopes, Token: tok}
 			if err := saveToken(path, saved); err != nil {
 				return nil, err
 			}
-			return &savingSource{src: oc.TokenSource(context.WithoutCancel(ctx), tok), path: path, saved: saved}, nil
+			return &savingSource{src: oc.TokenSource(ctx, tok), path: path, saved: saved}, nil
 		},
+	}
+	if c.ClientMetadataURL != "" {
+		cfg.ClientIDMetadataDocumentConfig = &auth.ClientIDMetadataDocumentConfig{URL: c.ClientMetadataURL}
 	}
 	if c.ClientID != "" {
 		cred := &oauthex.ClientCredentials{ClientID: c.ClientID}
@@ -128,199 +326,36 @@ func (m *Manager) oauthHandler(s *server) (auth.OAuthHandler, error) {
 			TokenEndpointAuthMethod: "none",
 		}}
 	}
-	if saved, err := loadToken(path); err == nil {
+	switch saved, err := loadToken(path); {
+	case err == nil && saved.Resource != resource:
+		m.log.Warn("mcp: ignoring an OAuth token issued for another URL; log in again", "server", s.cfg.Name)
+	case err == nil:
 		oc := &oauth2.Config{ClientID: saved.ClientID, ClientSecret: saved.ClientSecret, RedirectURL: saved.RedirectURL, Scopes: saved.Scopes,
 			Endpoint: oauth2.Endpoint{AuthURL: saved.AuthURL, TokenURL: saved.TokenURL, AuthStyle: oauth2.AuthStyle(saved.AuthStyle)}}
 		cfg.InitialTokenSource = &savingSource{src: oc.TokenSource(context.Background(), saved.Token), path: path, saved: saved}
-	} else if !errors.Is(err, os.ErrNotExist) {
+		st.stepUp = saved.StepUpScopes
+	case !errors.Is(err, os.ErrNotExist):
 		m.log.Warn("mcp: ignoring an unreadable OAuth token file", "server", s.cfg.Name, "err", err)
 	}
 	h, err := auth.NewAuthorizationCodeHandler(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("mcp: server %q: OAuth: %w", s.cfg.Name, err)
 	}
-	st.handler = h
-	m.oauthFor[s.cfg.Name] = st
-	return h, nil
+	st.inner = h
+	return st, nil
 }
 
-// savingSource writes refreshed tokens back to the token file.
-type savingSource struct {
-	mu    sync.Mutex
-	src   oauth2.TokenSource
-	path  string
-	saved *savedToken
-}
-
-func (s *savingSource) Token() (*oauth2.Token, error) {
-	tok, err := s.src.Token()
-	if err != nil {
-		return nil, err
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.saved.Token == nil || tok.AccessToken != s.saved.Token.AccessToken {
-		s.saved.Token = tok
-		_ = saveToken(s.path, s.saved) // a failed save costs a login later, not this call
-	}
-	return tok, nil
-}
-
-func loadToken(path string) (*savedToken, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	var t savedToken
-	if err := json.Unmarshal(b, &t); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	if t.Token == nil {
-		return nil, fmt.Errorf("%s: no token", path)
-	}
-	return &t, nil
-}
-
-// saveToken writes the token file atomically, readable by the owner only.
-func saveToken(path string, t *savedToken) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return fmt.Errorf("mcp: saving OAuth token: %w", err)
-	}
-	b, err := json.MarshalIndent(t, "", "  ")
-	if err != nil {
-		return err
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".token-*")
-	if err != nil {
-		return fmt.Errorf("mcp: saving OAuth token: %w", err)
-	}
-	defer os.Remove(tmp.Name())
-	if err := tmp.Chmod(0o600); err != nil {
-		tmp.Close()
-		return fmt.Errorf("mcp: saving OAuth token: %w", err)
-	}
-	if _, err := tmp.Write(b); err != nil {
-		tmp.Close()
-		return fmt.Errorf("mcp: saving OAuth token: %w", err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("mcp: saving OAuth token: %w", err)
-	}
-	return os.Rename(tmp.Name(), path)
-}
-
-// LoginRequest configures Manager.Login.
-type LoginRequest struct {
-	// Open shows the authorization URL to the person logging in, for
-	// example by starting a browser or printing it. Required.
-	Open func(ctx context.Context, authURL string) error
-	// Timeout bounds the wait for the browser's redirect; zero means 5
-	// minutes.
-	Timeout time.Duration
-}
-
-// Login runs the OAuth authorization-code flow for server interactively:
-// it connects, and when the server asks for authorization, opens the
-// authorization URL with req.Open and waits for the redirect on the
-// config's loopback RedirectURL. The token is saved under StateDir for
-// later connections.
-func (m *Manager) Login(ctx context.Context, server string, req *LoginRequest) error {
-	s, err := m.server(server)
-	if err != nil {
-		return err
-	}
-	if s.cfg.OAuth == nil {
-		return fmt.Errorf("mcp: server %q has no OAuth configuration; add one to log in", server)
-	}
-	if req == nil || req.Open == nil {
-		return errors.New("mcp: Login needs LoginRequest.Open to show the authorization URL")
-	}
-	if _, err := m.oauthHandler(s); err != nil {
-		return err
-	}
-	m.oauthMu.Lock()
-	st := m.oauthFor[server]
-	m.oauthMu.Unlock()
-	timeout := req.Timeout
-	if timeout <= 0 {
-		timeout = 5 * time.Minute
-	}
+// fetchCode gets an authorization code: through the login under way, or
+// on demand through Options.OpenAuthURL.
+func (st *oauthState) fetchCode(ctx context.Context, redirect, authURL string) (*auth.AuthorizationResult, error) {
 	st.mu.Lock()
-	st.login = func(ctx context.Context, authURL string) (*auth.AuthorizationResult, error) {
-		return browserLogin(ctx, s.cfg.OAuth.redirect(), authURL, req.Open, timeout)
-	}
+	login := st.login
 	st.mu.Unlock()
-	defer func() {
-		st.mu.Lock()
-		st.login = nil
-		st.mu.Unlock()
-	}()
-	// A fresh connection attempt, now that a login may happen.
-	s.mu.Lock()
-	s.failures, s.nextTry = 0, time.Time{}
-	s.mu.Unlock()
-	if _, err := s.ensure(ctx); err != nil {
-		return err
+	if login != nil {
+		return login(ctx, authURL)
 	}
-	return nil
-}
-
-// browserLogin shows authURL and waits on redirect for the code.
-func browserLogin(ctx context.Context, redirect, authURL string, open func(context.Context, string) error, timeout time.Duration) (*auth.AuthorizationResult, error) {
-	u, err := url.Parse(redirect)
-	if err != nil || u.Scheme != "http" || u.Port() == "" {
-		return nil, fmt.Errorf("mcp: OAuth redirect URL %q must be a loopback http URL with a port", redirect)
+	if open := st.m.opts.OpenAuthURL; open != nil {
+		return browserLogin(ctx, redirect, authURL, func(ctx context.Context, u string) error { return open(ctx, st.server, u) }, loginTimeout)
 	}
-	if ip := net.ParseIP(u.Hostname()); u.Hostname() != "localhost" && (ip == nil || !ip.IsLoopback()) {
-		return nil, fmt.Errorf("mcp: OAuth redirect URL %q must be on the loopback interface", redirect)
-	}
-	l, err := net.Listen("tcp", u.Host)
-	if err != nil {
-		return nil, fmt.Errorf("mcp: listening for the OAuth redirect on %s: %w", u.Host, err)
-	}
-	got := make(chan *auth.AuthorizationResult, 1)
-	failed := make(chan error, 1)
-	mux := http.NewServeMux()
-	path := u.Path
-	if path == "" {
-		path = "/"
-	}
-	mux.HandleFunc(path, func(w http.ResponseWriter, r *http.Request) {
-		q := r.URL.Query()
-		if e := q.Get("error"); e != "" {
-			msg := e
-			if d := q.Get("error_description"); d != "" {
-				msg += ": " + d
-			}
-			http.Error(w, "Login failed: "+html.EscapeString(msg), http.StatusBadRequest)
-			select {
-			case failed <- fmt.Errorf("mcp: the authorization server refused: %s", msg):
-			default:
-			}
-			return
-		}
-		fmt.Fprintln(w, "rein is logged in. You can close this window.")
-		select {
-		case got <- &auth.AuthorizationResult{Code: q.Get("code"), State: q.Get("state"), Iss: q.Get("iss")}:
-		default:
-		}
-	})
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-	go srv.Serve(l)
-	defer srv.Close()
-	if err := open(ctx, authURL); err != nil {
-		return nil, err
-	}
-	t := time.NewTimer(timeout)
-	defer t.Stop()
-	select {
-	case r := <-got:
-		return r, nil
-	case err := <-failed:
-		return nil, err
-	case <-t.C:
-		return nil, fmt.Errorf("mcp: no OAuth redirect within %s; run the login again", timeout)
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
+	return nil, fmt.Errorf("%w (server %q)", ErrLoginRequired, st.server)
 }

@@ -1,9 +1,7 @@
 package mcp
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -11,14 +9,10 @@ import (
 	"os/exec"
 	"slices"
 	"sort"
-	"strings"
 	"sync"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
-
-	"github.com/reinhq/rein/tool"
 )
 
 // Server states, as reported by Manager.Servers.
@@ -38,6 +32,7 @@ type server struct {
 
 	mu         sync.Mutex
 	cs         *sdk.ClientSession
+	client     *sdk.Client // of the live connection, for roots changes
 	pid        int
 	state      string
 	lastErr    error
@@ -173,7 +168,7 @@ func (s *server) ensure(ctx context.Context) (*sdk.ClientSession, error) {
 			return nil, err
 		}
 		reconnect := s.everUp
-		s.cs, s.pid = cs, pid
+		s.cs, s.pid, s.client = cs, pid, info.client
 		s.failures, s.lastErr = 0, nil
 		s.everUp, s.lazyFirst = true, false
 		s.state = StateConnected
@@ -187,6 +182,9 @@ func (s *server) ensure(ctx context.Context) (*sdk.ClientSession, error) {
 		s.mu.Unlock()
 
 		go s.watch(cs)
+		if now := s.m.Roots(); !slices.Equal(now, info.roots) {
+			changeRoots(info.client, info.roots, now) // SetRoots ran while connecting
+		}
 		if !slices.Equal(old, names) {
 			s.m.toolsChanged()
 			if reconnect || lazy {
@@ -202,6 +200,8 @@ func (s *server) ensure(ctx context.Context) (*sdk.ClientSession, error) {
 type connInfo struct {
 	protocol, instructions string
 	tools                  []ToolInfo
+	client                 *sdk.Client
+	roots                  []Root // the roots the client started with
 }
 
 // connect opens a connection and lists the tools, within the connect
@@ -223,13 +223,9 @@ func (s *server) connect(ctx context.Context) (*sdk.ClientSession, int, connInfo
 		stopAll()
 		return nil, 0, info, fmt.Errorf("mcp: server %q: %w", s.cfg.Name, err)
 	}
-	client := sdk.NewClient(&sdk.Implementation{Name: s.m.clientName, Version: s.m.clientVersion}, &sdk.ClientOptions{
-		Logger: s.m.log,
-		ToolListChangedHandler: func(context.Context, *sdk.ToolListChangedRequest) {
-			s.m.refreshLater(s)
-		},
-		Capabilities: &sdk.ClientCapabilities{},
-	})
+	info.roots = s.m.Roots()
+	client := s.newClient(info.roots)
+	info.client = client
 	// The transport connects on live so its streams outlive the handshake;
 	// the handshake's bound cancels live when it runs out.
 	bound := context.AfterFunc(hctx, func() {
@@ -266,16 +262,39 @@ func (s *server) connect(ctx context.Context) (*sdk.ClientSession, int, connInfo
 	return cs, pid, info, nil
 }
 
+// newClient makes the SDK client of one connection, offering what the
+// host provides: elicitation, sampling, roots.
+func (s *server) newClient(roots []Root) *sdk.Client {
+	caps := &sdk.ClientCapabilities{RootsV2: &sdk.RootCapabilities{ListChanged: true}}
+	opts := &sdk.ClientOptions{
+		Logger: s.m.log,
+		ToolListChangedHandler: func(context.Context, *sdk.ToolListChangedRequest) {
+			s.m.refreshLater(s)
+		},
+		Capabilities: caps,
+	}
+	if s.m.opts.Elicit != nil {
+		caps.Elicitation = &sdk.ElicitationCapabilities{Form: &sdk.FormElicitationCapabilities{}, URL: &sdk.URLElicitationCapabilities{}}
+		opts.ElicitationHandler = s.elicit
+	}
+	if s.m.opts.Sampling != nil {
+		caps.Sampling = &sdk.SamplingCapabilities{}
+		opts.CreateMessageHandler = s.sample
+	}
+	c := sdk.NewClient(&sdk.Implementation{Name: s.m.clientName, Version: s.m.clientVersion}, opts)
+	changeRoots(c, nil, roots)
+	return c
+}
+
 // connectError says why a connection failed, with the last line a stdio
 // server wrote to stderr, which usually names the problem.
 func (s *server) connectError(err error) error {
-	msg := fmt.Sprintf("mcp: server %q: connect: %v", s.cfg.Name, err)
 	if s.stderr != nil {
 		if line := s.stderr.lastLine(); line != "" {
-			msg += "; its stderr says: " + line
+			return fmt.Errorf("mcp: server %q: connect: %w; its stderr says: %s", s.cfg.Name, err, line)
 		}
 	}
-	return errors.New(msg)
+	return fmt.Errorf("mcp: server %q: connect: %w", s.cfg.Name, err)
 }
 
 func listTools(ctx context.Context, cs *sdk.ClientSession) ([]ToolInfo, error) {
@@ -417,7 +436,7 @@ func (s *server) dropped(cs *sdk.ClientSession, err error) {
 		return
 	}
 	pid := s.pid
-	s.cs, s.pid = nil, 0
+	s.cs, s.pid, s.client = nil, 0, nil
 	if s.closed {
 		s.mu.Unlock()
 		return
@@ -485,7 +504,7 @@ func (s *server) close() {
 	}
 	s.closed = true
 	cs, pid := s.cs, s.pid
-	s.cs, s.pid = nil, 0
+	s.cs, s.pid, s.client = nil, 0, nil
 	s.state = StateClosed
 	ch := s.connecting
 	s.mu.Unlock()
@@ -521,179 +540,4 @@ func (s *server) refresh(ctx context.Context) {
 	if !slices.Equal(old, names) {
 		s.m.emit(&ToolsChanged{Server: s.cfg.Name, Tools: names})
 	}
-}
-
-// setToolsLocked installs a tool list, applying the filters, and returns
-// warnings about it.
-func (s *server) setToolsLocked(list []ToolInfo) []string {
-	s.raw = list
-	var warnings []string
-	enabled := s.cfg.Enabled
-	var kept []ToolInfo
-	for _, t := range list {
-		if len(enabled) > 0 && !slices.Contains(enabled, t.Name) {
-			continue
-		}
-		if slices.Contains(s.cfg.Disabled, t.Name) {
-			continue
-		}
-		if s.cfg.Filter != nil && !s.cfg.Filter(t) {
-			continue
-		}
-		kept = append(kept, t)
-	}
-	// Keep the rein names of tools that stay, so a refresh never renames.
-	prev := s.byName
-	s.byName = make(map[string]*Tool, len(kept))
-	s.tools = s.tools[:0:0]
-	given := map[string]bool{}
-	for _, info := range kept {
-		if old := prev[info.Name]; old != nil && !given[old.spec.Name] {
-			given[old.spec.Name] = true
-		}
-	}
-	for _, info := range kept {
-		name := ""
-		if old := prev[info.Name]; old != nil {
-			name = old.spec.Name
-		} else {
-			plain := "mcp_" + sanitize(s.cfg.Name) + "_" + sanitize(info.Name)
-			name = toolName(s.cfg.Name, info.Name, func(n string) bool {
-				return given[n] || s.m.nameTaken(s, n) || (n == plain && s.m.shadowed(s, n))
-			})
-			given[name] = true
-		}
-		spec := tool.Spec{Name: name, Description: info.Description, Schema: info.Schema, Annotations: info.Annotations}
-		if spec.Description == "" {
-			spec.Description = info.Title
-		}
-		t := &Tool{srv: s, info: info, spec: spec}
-		v, err := tool.NewValidator(info.Schema)
-		if err != nil {
-			warnings = append(warnings, fmt.Sprintf("tool %q: schema does not compile (%v); arguments go unchecked", info.Name, err))
-			spec.Schema = json.RawMessage(`{"type":"object"}`)
-			t.spec = spec
-			v, _ = tool.NewValidator(spec.Schema)
-		}
-		t.valid = v
-		s.byName[info.Name] = t
-		s.tools = append(s.tools, t)
-	}
-	s.m.claimNames(s, s.names())
-	s.warn = warnings
-	return warnings
-}
-
-// filterWarningsLocked names enabled tools the server does not have.
-func (s *server) filterWarningsLocked() []string {
-	var w []string
-	for _, n := range s.cfg.Enabled {
-		if !slices.ContainsFunc(s.raw, func(t ToolInfo) bool { return t.Name == n }) {
-			w = append(w, fmt.Sprintf("enabled tool %q is not offered by the server", n))
-		}
-	}
-	return w
-}
-
-// names returns the rein names of the current tools; callers hold mu.
-func (s *server) names() []string {
-	out := make([]string, len(s.tools))
-	for i, t := range s.tools {
-		out[i] = t.spec.Name
-	}
-	return out
-}
-
-// call runs one tool call on the server.
-func (s *server) call(ctx context.Context, remote, name, callID, session string, args json.RawMessage) (*tool.Result, error) {
-	before := ToolBefore{Server: s.cfg.Name, Tool: remote, Name: name, CallID: callID, Session: session}
-	s.m.emit(&before)
-	start := time.Now()
-	res, err := s.callOnce(ctx, remote, session, args)
-	if err != nil {
-		s.m.emit(&ToolError{ToolBefore: before, Duration: time.Since(start), Err: err})
-		return nil, err
-	}
-	s.m.emit(&ToolAfter{ToolBefore: before, Duration: time.Since(start), IsError: res.IsError, OutputBytes: outputBytes(res)})
-	return res, nil
-}
-
-func (s *server) callOnce(ctx context.Context, remote, session string, args json.RawMessage) (*tool.Result, error) {
-	if s.cfg.CallTimeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, s.cfg.CallTimeout)
-		defer cancel()
-	}
-	if s.cfg.Auth != nil {
-		h, err := s.m.sessionHeaders(ctx, s, session)
-		if err != nil {
-			return nil, err
-		}
-		ctx = context.WithValue(ctx, headersKey{}, h)
-	}
-	cs, err := s.ensure(ctx)
-	if err != nil {
-		return nil, err
-	}
-	s.mu.Lock()
-	_, offered := s.byName[remote]
-	s.mu.Unlock()
-	if !offered {
-		return nil, fmt.Errorf("mcp: server %q no longer offers tool %q: %w", s.cfg.Name, remote, ErrUnknownTool)
-	}
-	if len(bytes.TrimSpace(args)) == 0 || string(args) == "null" {
-		args = json.RawMessage(`{}`)
-	}
-	r, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: remote, Arguments: args})
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil, fmt.Errorf("mcp: %s on server %q: %w", remote, s.cfg.Name, context.Cause(ctx))
-		}
-		var werr *jsonrpc.Error
-		if !errors.As(err, &werr) {
-			// Not an answer from the server: the connection failed.
-			s.dropped(cs, err)
-			return nil, fmt.Errorf("mcp: server %q dropped the connection during the call to %s (%v); it is reconnecting, so the call may be tried again", s.cfg.Name, remote, err)
-		}
-		return nil, fmt.Errorf("mcp: %s on server %q: %w", remote, s.cfg.Name, err)
-	}
-	return resultOf(r), nil
-}
-
-// tailBuffer keeps the end of a server's stderr and logs its lines.
-type tailBuffer struct {
-	name string
-	log  interface {
-		Debug(msg string, args ...any)
-	}
-	mu  sync.Mutex
-	buf []byte
-}
-
-func (b *tailBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.buf = append(b.buf, p...)
-	if len(b.buf) > 4096 {
-		b.buf = append(b.buf[:0], b.buf[len(b.buf)-4096:]...)
-	}
-	for _, line := range strings.Split(strings.TrimRight(string(p), "\n"), "\n") {
-		if line != "" {
-			b.log.Debug("mcp: server stderr", "server", b.name, "line", line)
-		}
-	}
-	return len(p), nil
-}
-
-func (b *tailBuffer) lastLine() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	s := strings.TrimSpace(string(b.buf))
-	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
-		s = s[i+1:]
-	}
-	if len(s) > 300 {
-		s = s[:300] + "…"
-	}
-	return s
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"github.com/reinhq/rein/internal/testwait"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -76,21 +77,20 @@ func (s *tmuxSession) screen() string { return s.tmux("capture-pane", "-p", "-t"
 // waitFor polls the screen until it contains every string of want.
 func (s *tmuxSession) waitFor(want ...string) string {
 	s.t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	for {
-		scr := s.screen()
-		all := true
+	var scr string
+	shows := func() bool {
+		scr = s.screen()
 		for _, w := range want {
-			all = all && strings.Contains(scr, w)
+			if !strings.Contains(scr, w) {
+				return false
+			}
 		}
-		if all {
-			return scr
-		}
-		if time.Now().After(deadline) {
-			s.t.Fatalf("the screen never showed %q:\n%s", want, scr)
-		}
-		time.Sleep(50 * time.Millisecond)
+		return true
 	}
+	if !testwait.For(15*time.Second, shows) {
+		s.t.Fatalf("the screen never showed %q:\n%s", want, scr)
+	}
+	return scr
 }
 
 // idlePrompt is the input line while no turn runs.

@@ -54,6 +54,7 @@ func TestSplitWords(t *testing.T) {
 }
 
 func TestParseMCPFlag(t *testing.T) {
+	t.Setenv("REIN_TEST_SECRET", "s3cret")
 	tests := []struct {
 		in   string
 		want mcp.ServerConfig
@@ -62,6 +63,14 @@ func TestParseMCPFlag(t *testing.T) {
 		{in: "fs=npx -y @modelcontextprotocol/server-filesystem '/tmp/a b'", want: mcp.ServerConfig{Name: "fs", Command: "npx", Args: []string{"-y", "@modelcontextprotocol/server-filesystem", "/tmp/a b"}}},
 		{in: "docs=https://example.com/mcp", want: mcp.ServerConfig{Name: "docs", URL: "https://example.com/mcp"}},
 		{in: "local=http://127.0.0.1:3001/mcp", want: mcp.ServerConfig{Name: "local", URL: "http://127.0.0.1:3001/mcp"}},
+		{in: "sso=https://example.com/mcp client_id=abc client_secret=${REIN_TEST_SECRET} redirect_url=http://127.0.0.1:9/cb header=X-Team:core",
+			want: mcp.ServerConfig{Name: "sso", URL: "https://example.com/mcp", Headers: map[string]string{"X-Team": "core"},
+				OAuth: &mcp.OAuthConfig{ClientID: "abc", ClientSecret: "s3cret", RedirectURL: "http://127.0.0.1:9/cb"}}},
+		{in: "old=https://example.com/sse transport=sse", want: mcp.ServerConfig{Name: "old", URL: "https://example.com/sse", SSE: true}},
+		{in: "x=https://a client_id=", err: true},
+		{in: "x=https://a colour=blue", err: true},
+		{in: "x=https://a transport=sse client_id=abc", err: true},
+		{in: "x=https://a client_secret=${REIN_TEST_UNSET}", err: true},
 		{in: "noname", err: true},
 		{in: "=cmd", err: true},
 		{in: "x=", err: true},
@@ -109,13 +118,17 @@ host_only = true
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := mcpServers(cfg, []string{"fs=./my-fs --root /", "extra=https://example.org/mcp"})
+	// The project file names docs too, and a server of its own: the
+	// config's docs stays.
+	project := []mcp.ServerConfig{{Name: "docs", URL: "https://evil.example/mcp"}, {Name: "proj", Command: "proj-server"}}
+	got, err := mcpServers(cfg, project, []string{"fs=./my-fs --root /", "extra=https://example.org/mcp"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := []mcp.ServerConfig{
 		{Name: "docs", URL: "https://example.com/sse", SSE: true, Headers: map[string]string{"Authorization": "Bearer ${DOCS_TOKEN}"}, Lazy: true, HostOnly: true},
 		{Name: "fs", Command: "./my-fs", Args: []string{"--root", "/"}}, // the flag replaced the config's fs
+		{Name: "proj", Command: "proj-server"},
 		{Name: "extra", URL: "https://example.org/mcp"},
 	}
 	if diff := cmp.Diff(want, got, cmpopts.IgnoreFields(mcp.ServerConfig{}, "Filter", "Auth", "NewTransport")); diff != "" {
@@ -126,13 +139,59 @@ host_only = true
 	if got[0].Headers["Authorization"] != "Bearer ${DOCS_TOKEN}" {
 		t.Errorf("header resolved too early: %q", got[0].Headers["Authorization"])
 	}
-	fs, _ := mcpServers(cfg, nil)
+	fs, _ := mcpServers(cfg, nil, nil)
 	if fs[1].ConnectTimeout != 10*time.Second || fs[1].Disabled[0] != "write_file" {
 		t.Errorf("fs from the config = %+v", fs[1])
 	}
 	bad := &mcpConfig{Servers: map[string]mcpServerConfig{"x": {URL: "https://a", Transport: "carrier-pigeon"}}}
-	if _, err := mcpServers(bad, nil); err == nil {
+	if _, err := mcpServers(bad, nil, nil); err == nil {
 		t.Error("an unknown transport was accepted")
+	}
+}
+
+func TestMCPOAuthSettings(t *testing.T) {
+	t.Setenv("REIN_TEST_SECRET", "s3cret")
+	key := filepath.Join(t.TempDir(), "key.pem")
+	if err := os.WriteFile(key, []byte("PEM"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	sc, err := parseMCPFlag("svc=https://example.com/mcp grant=client_credentials client_id=svc private_key_file=" + key)
+	if err != nil || sc.OAuth == nil || sc.OAuth.Grant != mcp.GrantClientCredentials || sc.OAuth.PrivateKeyPEM != "PEM" {
+		t.Errorf("client credentials flag = %+v, %v", sc.OAuth, err)
+	}
+	sc, err = parseMCPFlag("ent=https://example.com/mcp grant=cross_app client_id=c idp_issuer=https://idp idp_client_id=i id_token=${REIN_TEST_SECRET}")
+	if err != nil || sc.OAuth.IdP == nil || sc.OAuth.IdP.Issuer != "https://idp" || sc.OAuth.IdP.IDToken == nil {
+		t.Fatalf("cross-app flag = %+v, %v", sc.OAuth, err)
+	}
+	if tok, _ := sc.OAuth.IdP.IDToken(t.Context()); tok != "s3cret" {
+		t.Errorf("id_token = %q, want the variable's value", tok)
+	}
+	if _, err := parseMCPFlag("x=https://a private_key_file=/nonexistent/key.pem"); err == nil {
+		t.Error("a missing key file was accepted")
+	}
+	path := filepath.Join(t.TempDir(), "config.toml")
+	conf := `
+[mcp.servers.docs]
+url = "https://example.com/mcp"
+[mcp.servers.docs.oauth]
+client_id = "abc"
+client_secret = "${REIN_TEST_SECRET}"
+grant = "client_credentials"
+`
+	if err := os.WriteFile(path, []byte(conf), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := loadMCPConfig(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := mcpServers(cfg, nil, nil)
+	if err != nil || len(got) != 1 || *got[0].OAuth != (mcp.OAuthConfig{Grant: "client_credentials", ClientID: "abc", ClientSecret: "s3cret"}) {
+		t.Errorf("config oauth = %+v, %v", got, err)
+	}
+	bad := &mcpConfig{Servers: map[string]mcpServerConfig{"x": {URL: "https://a", OAuth: map[string]string{"colour": "blue"}}}}
+	if _, err := mcpServers(bad, nil, nil); err == nil || !strings.Contains(err.Error(), "colour") {
+		t.Errorf("an unknown oauth key = %v, want an error naming it", err)
 	}
 }
 
@@ -146,8 +205,8 @@ func TestMCPListEverything(t *testing.T) {
 	}
 	e := newEnv(t)
 	r := e.run(nil, "mcp", "list", "--json", "--mcp", "everything="+bin+" stdio", "--mcp", "broken=/nonexistent/server")
-	if r.code != 0 {
-		t.Fatalf("rein mcp list: exit %d\n%s", r.code, r.stderr)
+	if r.code != exitError || !strings.Contains(r.stderr, "broken") {
+		t.Fatalf("rein mcp list with a broken server: exit %d, want %d naming it\n%s", r.code, exitError, r.stderr)
 	}
 	var rows []struct {
 		Name, State, Transport, Error string

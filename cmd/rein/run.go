@@ -285,7 +285,11 @@ func (a *app) build(ctx context.Context, f *agentFlags, ask tool.Approver, inter
 	// built-in ones, their instructions the system prompt, their auth
 	// checks every run.
 	s.mcpLog = new(mcpLog)
-	mgr, err := a.mcpTools(ctx, f.mcp, f.editorMCP, a.stderr, s.mcpLog.add)
+	host := &mcpHost{root: s.root, flags: f.mcp, extra: f.editorMCP, out: a.stderr, events: s.mcpLog.add, model: model, modelName: t.model, approve: approver}
+	if t, ok := ask.(*ttyApprover); ok && interactive {
+		host.atTerminal(t)
+	}
+	mgr, err := a.mcpTools(ctx, host)
 	if err != nil {
 		return nil, err
 	}

@@ -47,10 +47,19 @@ type Options struct {
 
 // Model is an llm.Model (and llm.TokenCounter) speaking the Anthropic
 // Messages API. It is safe for concurrent use.
+//
+// Request bodies are built incrementally: each message is encoded once and
+// kept, and a request is the kept prefix plus the newest messages. A
+// message is taken to be unchanged while its Parts slice is the same one
+// (same first element and length) as in the previous request; whatever
+// edits a message must give it new parts, as the llm.Request contract's
+// "must not be modified" implies. The kept encodings are one
+// conversation's: requests of another conversation replace them.
 type Model struct {
 	client   sdk.Client
 	provider string
 	cfg      buildConfig
+	cache    bodyCache
 }
 
 var (
@@ -107,7 +116,7 @@ func New(opts *Options) (*Model, error) {
 }
 
 // Params returns the request body Stream would send for req, built with
-// this Model's defaults.
+// this Model's defaults and decoded into the SDK's types.
 func (m *Model) Params(req *llm.Request) (sdk.MessageNewParams, error) {
 	return buildParams(req, m.cfg)
 }
@@ -118,13 +127,19 @@ func (m *Model) Params(req *llm.Request) (sdk.MessageNewParams, error) {
 // *llm.ProviderError; a cancelled ctx ends the stream with ctx's error.
 func (m *Model) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.Chunk, error] {
 	return func(yield func(llm.Chunk, error) bool) {
-		params, err := buildParams(req, m.cfg)
+		m.cache.mu.Lock()
+		body, err := build(&m.cache, req, m.cfg, false)
+		m.cache.mu.Unlock()
 		if err != nil {
 			yield(nil, err)
 			return
 		}
 		var resp *http.Response
-		err = m.client.Post(ctx, "v1/messages", params, &resp, option.WithJSONSet("stream", true))
+		err = m.client.Post(ctx, "v1/messages", body.Reader(), &resp, option.WithMiddleware(
+			func(r *http.Request, next option.MiddlewareNext) (*http.Response, error) {
+				body.Prepare(r)
+				return next(r)
+			}))
 		if err != nil {
 			if resp != nil && resp.Body != nil {
 				resp.Body.Close()
@@ -156,25 +171,12 @@ func (m *Model) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.Chun
 // CountTokens returns the input tokens req would use, from the Messages
 // API's count_tokens endpoint. Sampling fields do not affect the count.
 func (m *Model) CountTokens(ctx context.Context, req *llm.Request) (int64, error) {
-	p, err := buildParams(req, m.cfg)
+	body, err := build(new(bodyCache), req, m.cfg, true)
 	if err != nil {
 		return 0, err
 	}
-	cp := sdk.MessageCountTokensParams{
-		Messages:     p.Messages,
-		Model:        p.Model,
-		OutputConfig: p.OutputConfig,
-		Thinking:     p.Thinking,
-		ToolChoice:   p.ToolChoice,
-	}
-	if len(p.System) > 0 {
-		cp.System.OfTextBlockArray = p.System
-	}
-	for _, t := range p.Tools {
-		cp.Tools = append(cp.Tools, sdk.MessageCountTokensToolUnionParam{OfTool: t.OfTool})
-	}
-	res, err := m.client.Messages.CountTokens(ctx, cp)
-	if err != nil {
+	var res sdk.MessageTokensCount
+	if err := m.client.Post(ctx, "v1/messages/count_tokens", body.Bytes(), &res); err != nil {
 		return 0, m.mapError(ctx, err)
 	}
 	return res.InputTokens, nil

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"strconv"
 	"testing"
 
 	"github.com/reinhq/rein/llm"
@@ -35,9 +36,10 @@ func BenchmarkDecodeAssemble(b *testing.B) {
 	}
 }
 
-// BenchmarkBuildParams builds and encodes the body of a request 50 tool
-// calls deep with automatic cache breakpoints.
-func BenchmarkBuildParams(b *testing.B) {
+// BenchmarkBuildBody builds the body of a request 50 tool calls deep with
+// automatic cache breakpoints: from scratch, and as the next step of a
+// conversation whose earlier messages are kept (one op is one step).
+func BenchmarkBuildBody(b *testing.B) {
 	req := &llm.Request{
 		Model:  "claude-sonnet-4-5",
 		System: []llm.Text{{Text: "You are a weather bot."}},
@@ -49,16 +51,39 @@ func BenchmarkBuildParams(b *testing.B) {
 		id := "toolu_" + string(rune('a'+i%26)) + string(rune('a'+i/26))
 		req.Messages = append(req.Messages, call(id, "weather", `{"location":"Paris"}`), toolResult(id, "22 C"))
 	}
-	b.ReportAllocs()
-	for b.Loop() {
-		p, err := BuildParams(req)
-		if err != nil {
-			b.Fatal(err)
+	cfg := buildConfig{provider: "anthropic", maxTokens: DefaultMaxTokens}
+	b.Run("scratch", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := build(new(bodyCache), req, cfg, false); err != nil {
+				b.Fatal(err)
+			}
 		}
-		if _, err := p.MarshalJSON(); err != nil {
-			b.Fatal(err)
+	})
+	b.Run("next_step", func(b *testing.B) {
+		// One exchange more per op, as an agent loop grows its history;
+		// every 100 ops the history starts again from req's.
+		var c *bodyCache
+		step := *req
+		b.ReportAllocs()
+		i := 0
+		for b.Loop() {
+			if i%100 == 0 {
+				b.StopTimer()
+				c, step.Messages = new(bodyCache), req.Messages[:len(req.Messages):len(req.Messages)]
+				if _, err := build(c, &step, cfg, false); err != nil {
+					b.Fatal(err)
+				}
+				b.StartTimer()
+			}
+			i++
+			id := "toolu_next" + strconv.Itoa(i)
+			step.Messages = append(step.Messages, call(id, "weather", `{"location":"Oslo"}`), toolResult(id, "9 C"))
+			if _, err := build(c, &step, cfg, false); err != nil {
+				b.Fatal(err)
+			}
 		}
-	}
+	})
 }
 
 // BenchmarkStream runs whole Stream calls (request build, HTTP over

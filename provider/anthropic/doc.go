@@ -22,6 +22,18 @@
 //	}
 //	fmt.Println(a.Message().Text())
 //
+// # Request bodies
+//
+// A Model builds each request body incrementally: every message is
+// encoded once into the API's wire form and kept, and a request is the
+// kept messages plus the newest, its settled prefix sent as kept rather
+// than copied. Cache breakpoints are placed anew for every request and
+// written between the kept bytes, so one that moves costs nothing. A
+// message counts as unchanged while its Parts slice is the same one as in
+// the previous request: give an edited message new parts. The bytes are
+// those the SDK would send for the same request; BuildParams and
+// Model.Params return them decoded into the SDK's types.
+//
 // # Streaming
 //
 // Text, thinking and tool calls arrive as blocks, indexed as the API

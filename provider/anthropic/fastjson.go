@@ -7,8 +7,9 @@ import (
 )
 
 // fastDelta decodes a content_block_delta event, by far the most common
-// event of a stream, without encoding/json's reflection and with one
-// allocation for the delta's text. It accepts only the plain shape the
+// event of a stream, and the small content_block_stop, message_stop and
+// ping events, without encoding/json's reflection and with one allocation
+// for a delta's text. It accepts only the plain shape the
 // API sends and reports ok=false for anything else (other events, odd
 // keys, escapes it does not handle, malformed JSON), so the caller falls
 // back to encoding/json and the result is always the same as its.
@@ -30,10 +31,22 @@ func fastDelta(data []byte, ev *wireEvent) (ok bool) {
 		switch key {
 		case keyType:
 			v, good := s.rawString()
-			if !good || string(v) != "content_block_delta" {
+			if !good {
 				return false
 			}
-			ev.Type, sawType = "content_block_delta", true
+			switch string(v) {
+			case "content_block_delta":
+				ev.Type = "content_block_delta"
+			case "content_block_stop":
+				ev.Type = "content_block_stop"
+			case "message_stop":
+				ev.Type = "message_stop"
+			case "ping":
+				ev.Type = "ping"
+			default:
+				return false
+			}
+			sawType = true
 		case keyIndex:
 			n, good := s.integer()
 			if !good {

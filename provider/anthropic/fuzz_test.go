@@ -164,6 +164,10 @@ func FuzzFastDelta(f *testing.F) {
 		`{"type":"content_block_delta","index":1.5,"delta":{"type":"text_delta","text":"x"}}`,
 		`{"type":"content_block_delta","usage":"x","delta":{"type":"text_delta","text":"x"}}`,
 		`{"type":"message_stop"}`,
+		`{"type":"content_block_stop","index":3}`,
+		`{"type":"ping"}`,
+		`{"type":"content_block_stop","index":0,"delta":{"type":"text_delta","text":"x"}}`,
+		`{"type":"message_start","message":{"id":"m"}}`,
 	} {
 		f.Add([]byte(s))
 	}

@@ -47,8 +47,9 @@ func BenchmarkDecodeAssemble(b *testing.B) {
 }
 
 // BenchmarkRequestBody measures encoding a request with a history of n
-// exchanges (user text, assistant call, tool result). The whole history
-// is sent on every step of a stateless API, so this cost grows with it.
+// exchanges (user text, assistant call, tool result): from scratch, and as
+// the next step of a conversation whose earlier messages are kept
+// ("next"), where only the newest exchange is encoded.
 func BenchmarkRequestBody(b *testing.B) {
 	for _, n := range []int{10, 100} {
 		req := fullRequest()
@@ -76,6 +77,53 @@ func BenchmarkRequestBody(b *testing.B) {
 					}
 				}
 			})
+			b.Run(fmt.Sprintf("%s/history=%d/next", api, n), func(b *testing.B) {
+				benchNextStep(b, api, req)
+			})
+		}
+	}
+}
+
+// benchNextStep grows req's history by one exchange per op, as an agent
+// loop does, on a model that keeps the earlier messages' encodings; every
+// 100 ops the history starts again from req's.
+func benchNextStep(b *testing.B, api string, req *llm.Request) {
+	var m llm.Model
+	step := *req
+	body := func() error {
+		var err error
+		switch m := m.(type) {
+		case *Chat:
+			m.items.mu.Lock()
+			_, err = m.cfg.chatBody(&m.items, &step)
+			m.items.mu.Unlock()
+		case *Responses:
+			m.items.mu.Lock()
+			_, err = m.cfg.respBody(&m.items, &step)
+			m.items.mu.Unlock()
+		}
+		return err
+	}
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		if i%100 == 0 {
+			b.StopTimer()
+			m = newTestModel(b, api, &Options{APIKey: "k", BaseURL: "http://unused/v1"})
+			step.Messages = req.Messages[:len(req.Messages):len(req.Messages)]
+			if err := body(); err != nil {
+				b.Fatal(err)
+			}
+			b.StartTimer()
+		}
+		i++
+		id := llm.CallID(fmt.Sprintf("next_%d", i))
+		step.Messages = append(step.Messages,
+			llm.UserText("and the next one"),
+			llm.Message{Role: llm.RoleAssistant, Parts: []llm.Part{&llm.ToolCall{ID: id, Name: "read", Args: []byte(`{"path":"src/next.go"}`)}}},
+			llm.Message{Role: llm.RoleUser, Parts: []llm.Part{&llm.ToolResult{CallID: id, Parts: []llm.Part{&llm.Text{Text: "package next\n"}}}}})
+		if err := body(); err != nil {
+			b.Fatal(err)
 		}
 	}
 }

@@ -15,7 +15,8 @@ import (
 // (POST {BaseURL}/chat/completions) of OpenAI and of compatible servers.
 // It is safe for concurrent use.
 type Chat struct {
-	cfg *config
+	cfg   *config
+	items itemCache
 }
 
 // NewChat returns a Chat Completions model. A nil opts means OpenAI with
@@ -36,7 +37,9 @@ func (c *Chat) Provider() string { return c.cfg.provider }
 // until the caller ranges; breaking out early closes the response body.
 func (c *Chat) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.Chunk, error] {
 	return func(yield func(llm.Chunk, error) bool) {
-		body, err := c.cfg.chatBody(req)
+		c.items.mu.Lock()
+		body, err := c.cfg.chatBody(&c.items, req)
+		c.items.mu.Unlock()
 		if err != nil {
 			yield(nil, err)
 			return

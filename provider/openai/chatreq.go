@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/reinhq/rein/llm"
+	"github.com/reinhq/rein/provider/internal/wirebody"
 )
 
 // ErrUnsupported is returned when a request holds something the chosen API
@@ -17,9 +18,9 @@ import (
 var ErrUnsupported = errors.New("openai: unsupported content")
 
 // The Chat Completions request body. Only what rein sends is declared.
+// Model and messages lead the body and are written apart: the body is the
+// messages array spliced between them and the rest.
 type chatRequest struct {
-	Model               string          `json:"model"`
-	Messages            []chatMessage   `json:"messages"`
 	Stream              bool            `json:"stream"`
 	StreamOptions       *streamOptions  `json:"stream_options,omitempty"`
 	Tools               []chatTool      `json:"tools,omitempty"`
@@ -107,15 +108,16 @@ var emptySchema = json.RawMessage(`{"type":"object","properties":{}}`)
 // RequestBody returns the JSON body Stream would send for req. It is
 // exported for golden tests and debugging; it never includes the key.
 func (c *Chat) RequestBody(req *llm.Request) ([]byte, error) {
-	return c.cfg.chatBody(req)
+	b, err := c.cfg.chatBody(new(itemCache), req)
+	return b.Bytes(), err
 }
 
-func (c *config) chatBody(req *llm.Request) ([]byte, error) {
+func (c *config) chatBody(ic *itemCache, req *llm.Request) (wirebody.Body, error) {
+	var none wirebody.Body
 	if req == nil {
-		return nil, errors.New("openai: nil request")
+		return none, errors.New("openai: nil request")
 	}
 	out := chatRequest{
-		Model:            req.Model,
 		Stream:           true,
 		Temperature:      req.Temperature,
 		TopP:             req.TopP,
@@ -160,30 +162,49 @@ func (c *config) chatBody(req *llm.Request) ([]byte, error) {
 			out.ToolChoice = string(req.ToolChoice.Mode)
 		case llm.ToolChoiceTool:
 			if req.ToolChoice.Name == "" {
-				return nil, errors.New("openai: tool choice \"tool\" needs ToolChoice.Name")
+				return none, errors.New("openai: tool choice \"tool\" needs ToolChoice.Name")
 			}
 			out.ToolChoice = map[string]any{"type": "function", "function": map[string]string{"name": req.ToolChoice.Name}}
 		default:
-			return nil, fmt.Errorf("openai: unknown tool choice mode %q; use auto, required, none or tool", req.ToolChoice.Mode)
+			return none, fmt.Errorf("openai: unknown tool choice mode %q; use auto, required, none or tool", req.ToolChoice.Mode)
 		}
 	}
 
-	out.Messages = make([]chatMessage, 0, len(req.Messages)+1)
+	head, err := c.chatHead(req)
+	if err != nil {
+		return none, err
+	}
+	var scratch []chatMessage
+	items, err := ic.update(req.Messages, func(w *itemWriter, m *llm.Message) (err error) {
+		scratch, err = encodeItems(w, m, scratch, c.appendChatMessage)
+		return err
+	})
+	if err != nil {
+		return none, err
+	}
+	return assemble(head, items, len(req.System) > 0, out)
+}
+
+// chatHead returns the body up to the conversation's messages: the model
+// and the system message.
+func (c *config) chatHead(req *llm.Request) ([]byte, error) {
+	model, err := marshal(req.Model)
+	if err != nil {
+		return nil, err
+	}
+	head := append(append([]byte(`{"model":`), model...), `,"messages":[`...)
 	if len(req.System) > 0 {
 		role := "system"
 		if c.compat.DeveloperRole {
 			role = "developer"
 		}
-		out.Messages = append(out.Messages, chatMessage{Role: role, Content: joinSystem(req.System)})
-	}
-	for i := range req.Messages {
-		var err error
-		out.Messages, err = c.appendChatMessage(out.Messages, &req.Messages[i])
+		sys, err := marshal(chatMessage{Role: role, Content: joinSystem(req.System)})
 		if err != nil {
-			return nil, fmt.Errorf("openai: message %d: %w", i, err)
+			return nil, err
 		}
+		head = append(head, sys...)
 	}
-	return marshal(out)
+	return head, nil
 }
 
 // marshal encodes without HTML escaping, so "<" in a prompt stays "<".

@@ -38,7 +38,10 @@
 // # Transport and decoding
 //
 // Requests go through the official SDK (github.com/openai/openai-go/v3)
-// with its retries off, since the agent loop owns retry policy. The SDK's
+// with its retries off, since the agent loop owns retry policy. Bodies are
+// built incrementally: each message's wire items are encoded once and
+// kept, and a request sends the kept items as they are plus the new ones
+// (a message counts as unchanged while its Parts slice is the same one). The SDK's
 // typed stream accumulator is not used: rein decodes the server-sent
 // events itself on top of the SDK's transport, because compatible servers
 // differ from OpenAI in ways a strict decoder rejects, and because the

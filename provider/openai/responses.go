@@ -15,7 +15,8 @@ import (
 // history is sent in full and reasoning comes back encrypted so that it
 // can be replayed. It is safe for concurrent use.
 type Responses struct {
-	cfg *config
+	cfg   *config
+	items itemCache
 }
 
 // NewResponses returns a Responses API model. A nil opts means OpenAI
@@ -35,7 +36,9 @@ func (r *Responses) Provider() string { return r.cfg.provider }
 // until the caller ranges; breaking out early closes the response body.
 func (r *Responses) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.Chunk, error] {
 	return func(yield func(llm.Chunk, error) bool) {
-		body, err := r.cfg.respBody(req)
+		r.items.mu.Lock()
+		body, err := r.cfg.respBody(&r.items, req)
+		r.items.mu.Unlock()
 		if err != nil {
 			yield(nil, err)
 			return

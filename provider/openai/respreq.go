@@ -8,13 +8,13 @@ import (
 	"encoding/json"
 
 	"github.com/reinhq/rein/llm"
+	"github.com/reinhq/rein/provider/internal/wirebody"
 )
 
 // The Responses request body. Only what rein sends is declared.
+// Model, instructions and input lead the body and are written apart: the
+// body is the input array spliced between them and the rest.
 type respRequest struct {
-	Model             string         `json:"model"`
-	Instructions      string         `json:"instructions,omitempty"`
-	Input             []any          `json:"input"`
 	Stream            bool           `json:"stream"`
 	Store             bool           `json:"store"`
 	Include           []string       `json:"include,omitempty"`
@@ -96,7 +96,8 @@ type respSummary struct {
 // RequestBody returns the JSON body Stream would send for req. It is
 // exported for golden tests and debugging; it never includes the key.
 func (r *Responses) RequestBody(req *llm.Request) ([]byte, error) {
-	return r.cfg.respBody(req)
+	b, err := r.cfg.respBody(new(itemCache), req)
+	return b.Bytes(), err
 }
 
 // reasoningModel guesses whether a model reasons, so that its encrypted
@@ -110,20 +111,17 @@ func reasoningModel(model string) bool {
 		(len(m) > 1 && m[0] == 'o' && m[1] >= '1' && m[1] <= '9')
 }
 
-func (c *config) respBody(req *llm.Request) ([]byte, error) {
+func (c *config) respBody(ic *itemCache, req *llm.Request) (wirebody.Body, error) {
+	var none wirebody.Body
 	if req == nil {
-		return nil, errors.New("openai: nil request")
+		return none, errors.New("openai: nil request")
 	}
 	out := respRequest{
-		Model:           req.Model,
 		Stream:          true,
 		Temperature:     req.Temperature,
 		TopP:            req.TopP,
 		MaxOutputTokens: req.MaxTokens,
 		User:            req.User,
-	}
-	if len(req.System) > 0 {
-		out.Instructions = joinSystem(req.System)
 	}
 	if req.Reasoning != nil && (req.Reasoning.Effort != "" || req.Reasoning.Summary != "") {
 		out.Reasoning = &respReasoning{Effort: req.Reasoning.Effort, Summary: req.Reasoning.Summary}
@@ -148,22 +146,35 @@ func (c *config) respBody(req *llm.Request) ([]byte, error) {
 			out.ToolChoice = string(req.ToolChoice.Mode)
 		case llm.ToolChoiceTool:
 			if req.ToolChoice.Name == "" {
-				return nil, errors.New("openai: tool choice \"tool\" needs ToolChoice.Name")
+				return none, errors.New("openai: tool choice \"tool\" needs ToolChoice.Name")
 			}
 			out.ToolChoice = map[string]string{"type": "function", "name": req.ToolChoice.Name}
 		default:
-			return nil, fmt.Errorf("openai: unknown tool choice mode %q; use auto, required, none or tool", req.ToolChoice.Mode)
+			return none, fmt.Errorf("openai: unknown tool choice mode %q; use auto, required, none or tool", req.ToolChoice.Mode)
 		}
 	}
-	out.Input = make([]any, 0, len(req.Messages)+2)
-	for i := range req.Messages {
-		var err error
-		out.Input, err = c.appendRespItems(out.Input, &req.Messages[i])
+	head, err := marshal(req.Model)
+	if err != nil {
+		return none, err
+	}
+	head = append([]byte(`{"model":`), head...)
+	if len(req.System) > 0 {
+		instr, err := marshal(joinSystem(req.System))
 		if err != nil {
-			return nil, fmt.Errorf("openai: message %d: %w", i, err)
+			return none, err
 		}
+		head = append(append(head, `,"instructions":`...), instr...)
 	}
-	return marshal(out)
+	head = append(head, `,"input":[`...)
+	var scratch []any
+	items, err := ic.update(req.Messages, func(w *itemWriter, m *llm.Message) (err error) {
+		scratch, err = encodeItems(w, m, scratch, c.appendRespItems)
+		return err
+	})
+	if err != nil {
+		return none, err
+	}
+	return assemble(head, items, false, out)
 }
 
 func (c *config) appendRespItems(out []any, m *llm.Message) ([]any, error) {

@@ -5,17 +5,23 @@ import (
 	"net/http"
 
 	"github.com/openai/openai-go/v3/option"
+
+	"github.com/reinhq/rein/provider/internal/wirebody"
 )
 
 // post sends body to path and returns the streaming response with its body
 // unread. A non-2xx status becomes a *llm.ProviderError; a failure to
 // connect becomes a transport error, or the context's error when the
 // context ended first.
-func (c *config) post(ctx context.Context, path string, body []byte) (*http.Response, error) {
+func (c *config) post(ctx context.Context, path string, body wirebody.Body) (*http.Response, error) {
 	var res *http.Response
-	err := c.client.Post(ctx, path, body, &res,
+	err := c.client.Post(ctx, path, body.Reader(), &res,
 		option.WithHeader("Accept", "text/event-stream"),
-		option.WithResponseInto(&res))
+		option.WithResponseInto(&res),
+		option.WithMiddleware(func(r *http.Request, next option.MiddlewareNext) (*http.Response, error) {
+			body.Prepare(r) // its length, not chunked
+			return next(r)
+		}))
 	if ctx.Err() != nil {
 		if res != nil && res.Body != nil {
 			res.Body.Close()

@@ -3,6 +3,7 @@ package postgres_test
 import (
 	"context"
 	"errors"
+	"github.com/reinhq/rein/internal/testwait"
 	"strings"
 	"sync"
 	"testing"
@@ -147,18 +148,15 @@ func TestB70_LeaseRenewed(t *testing.T) {
 	}
 	// Wait on the server's clock until the first expiry has passed.
 	deadline := time.Now().Add(20 * time.Second)
-	for {
+	passed := testwait.For(time.Until(deadline), func() bool {
 		var passed bool
 		if err := a.Pool().QueryRow(ctx, `SELECT now() > $1`, first).Scan(&passed); err != nil {
 			t.Fatal(err)
 		}
-		if passed {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the server's clock did not pass the lease's expiry")
-		}
-		time.Sleep(ttl / 10)
+		return passed
+	})
+	if !passed {
+		t.Fatal("the server's clock did not pass the lease's expiry")
 	}
 	var now time.Time
 	if err := a.Pool().QueryRow(ctx, `SELECT expires FROM leases WHERE session = 's'`).Scan(&now); err != nil {
@@ -246,11 +244,8 @@ func TestB70_LeaseSurvivesReconnect(t *testing.T) {
 	if err := b.Pool().QueryRow(ctx, `SELECT pg_terminate_backend($1)`, old).Scan(&ok); err != nil || !ok {
 		t.Fatalf("terminate the holder's connection: %v, %v", ok, err)
 	}
-	for backendOf() == old {
-		if ctx.Err() != nil {
-			t.Fatal("the lease still names the dropped connection")
-		}
-		time.Sleep(10 * time.Millisecond)
+	if !testwait.For(time.Until(deadlineOf(ctx)), func() bool { return backendOf() != old }) {
+		t.Fatal("the lease still names the dropped connection")
 	}
 	err := b.Append(ctx, "s", openTurn("s").Result("c1", "x").Events[len(l.Events):]...)
 	if !errors.Is(err, session.ErrLocked) {
@@ -310,4 +305,12 @@ func TestB70_RaceForLease(t *testing.T) {
 	if diff := sessiontest.DiffEvents(batch, got); diff != "" {
 		t.Errorf("log after the race (-want +got):\n%s", diff)
 	}
+}
+
+// deadlineOf is ctx's deadline, or a minute from now when it has none.
+func deadlineOf(ctx context.Context) time.Time {
+	if d, ok := ctx.Deadline(); ok {
+		return d
+	}
+	return time.Now().Add(time.Minute)
 }

@@ -3,6 +3,7 @@ package postgres_test
 import (
 	"context"
 	"errors"
+	"github.com/reinhq/rein/internal/testwait"
 	"strings"
 	"syscall"
 	"testing"
@@ -49,18 +50,15 @@ func TestB70_StalledHolderLosesLease(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Wait, on the server's clock, for the lease to run out.
-	for {
+	expired := testwait.For(time.Until(deadlineOf(ctx)), func() bool {
 		var expired bool
 		if err := st.Pool().QueryRow(ctx, `SELECT expires < now() FROM leases WHERE session = $1`, string(sessiontest.CrashID)).Scan(&expired); err != nil {
 			t.Fatal(err)
 		}
-		if expired {
-			break
-		}
-		if ctx.Err() != nil {
-			t.Fatal("the stopped holder's lease did not expire")
-		}
-		time.Sleep(50 * time.Millisecond)
+		return expired
+	})
+	if !expired {
+		t.Fatal("the stopped holder's lease did not expire")
 	}
 	got, err := sessiontest.ReadAll(ctx, st, sessiontest.CrashID, 0)
 	if err != nil {
