@@ -42,6 +42,9 @@ type agentFlags struct {
 	system   string
 	mcp      []string // --mcp NAME=COMMAND… or NAME=URL
 	hooks    string   // --hooks-from
+	// store, when set, is a store the host keeps open for many agents
+	// (rein serve); setup.Close leaves it open.
+	store session.Store
 
 	// Set by hosts, not flags: MCP servers an editor passed, whether
 	// --session must name a session that exists (an editor's load), and
@@ -84,6 +87,7 @@ type setup struct {
 	mcp      *mcp.Manager // nil without MCP servers
 	mcpLog   *mcpLog      // its lifecycle events, for the session log
 	resumed  bool         // the session existed before
+	shared   bool         // store is the host's: not closed here
 }
 
 // mcpSets gives the agent the MCP servers' current tools at every step.
@@ -123,7 +127,7 @@ func (s *setup) closeWith(reason string) error {
 			errs = append(errs, c.Close())
 		}
 	}
-	if s.store != nil {
+	if s.store != nil && !s.shared {
 		errs = append(errs, s.store.Close())
 	}
 	return errors.Join(errs...)
@@ -247,7 +251,9 @@ func (a *app) build(ctx context.Context, f *agentFlags, ask tool.Approver, inter
 	if err != nil {
 		return nil, err
 	}
-	if s.store, err = openStore(a.storeSpecValue()); err != nil {
+	if f.store != nil {
+		s.store, s.shared = f.store, true
+	} else if s.store, err = openStore(a.storeSpecValue()); err != nil {
 		return nil, err
 	}
 	if f.session != "" {
