@@ -20,7 +20,7 @@ type mcpHost struct {
 	root   string
 	flags  []string
 	extra  []mcp.ServerConfig // an editor's servers, which replace those of the same name
-	out    io.Writer // diagnostics
+	out    io.Writer          // diagnostics
 	events func(mcp.Event)
 	// model answers servers' completion requests when approve allows
 	// them; nil offers no sampling.
