@@ -6,7 +6,11 @@ import (
 	"io"
 	"os"
 	osexec "os/exec"
+	"os/signal"
 	"sync"
+	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
 // Bubblewrap confines commands with bwrap: a new mount namespace that
@@ -15,9 +19,14 @@ import (
 // namespaces (and a user namespace unless rein runs as root), no
 // capabilities, and a network namespace of its own unless the policy
 // allows the network.
+//
+// bwrap runs under a small helper, the running binary re-executed (main
+// calls RunHelper), that reaps what bwrap leaves behind: bwrap can exit
+// before its own child is reaped, which on a machine whose init does not
+// reap would leave a zombie per command.
 type Bubblewrap struct {
 	*sandboxBase
-	bwrap string
+	bwrap, self string
 }
 
 // NewBubblewrap returns a Bubblewrap context, or an error when bwrap is
@@ -27,11 +36,15 @@ func NewBubblewrap(o *SandboxOptions) (*Bubblewrap, error) {
 	if err != nil {
 		return nil, err
 	}
+	self, err := os.Executable()
+	if err != nil {
+		return nil, fmt.Errorf("exec: bubblewrap needs the running binary to re-execute: %w", err)
+	}
 	b, err := newSandboxBase(o)
 	if err != nil {
 		return nil, err
 	}
-	return &Bubblewrap{sandboxBase: b, bwrap: bin}, nil
+	return &Bubblewrap{sandboxBase: b, bwrap: bin, self: self}, nil
 }
 
 var bwrapProbe = sync.OnceValues(func() (string, error) {
@@ -65,9 +78,9 @@ func (w *Bubblewrap) Start(ctx context.Context, req *StartRequest) (Process, err
 		return nil, fmt.Errorf("exec: %w", err)
 	}
 	defer info.Close()
-	args := append(w.args(dir), "--info-fd", "3", "--")
-	args = append(args, req.Argv...)
-	cmd := osexec.Command(w.bwrap, args...)
+	args := append([]string{reapArg0, "--", w.bwrap}, w.args(dir)...)
+	args = append(append(args, "--info-fd", "3", "--"), req.Argv...)
+	cmd := &osexec.Cmd{Path: w.self, Args: args}
 	cmd.ExtraFiles = []*os.File{infoW}
 	r := *req
 	r.Env = w.env(req, "/tmp")
@@ -124,3 +137,41 @@ func (w *Bubblewrap) Info() Info { return Info{Name: "bubblewrap", Confined: tru
 
 // Close kills every process it started and removes the private /tmp.
 func (w *Bubblewrap) Close() error { return w.close() }
+
+// reapArg0 is the argv[0] under which the running binary acts as the
+// reaping parent of bwrap.
+const reapArg0 = "rein-exec-reap"
+
+// reapAndWait runs in the helper: it runs argv (bwrap) in its own
+// process group, killed if the helper dies, reaps every orphan that
+// lands on it, and returns argv's exit code. Signals that would end
+// the group's leader early are ignored: SIGKILL still ends it.
+func reapAndWait(argv []string) int {
+	signal.Ignore(syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
+	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
+		fmt.Fprintln(os.Stderr, "rein sandbox: subreaper:", err)
+		return 126
+	}
+	cmd := osexec.Command(argv[0], argv[1:]...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	cmd.ExtraFiles = []*os.File{os.NewFile(3, "info")}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		fmt.Fprintln(os.Stderr, "rein sandbox:", err)
+		return 126
+	}
+	cmd.ExtraFiles[0].Close()
+	cmd.Wait()
+	code := cmd.ProcessState.ExitCode()
+	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		code = 128 + int(ws.Signal())
+	}
+	for {
+		var st syscall.WaitStatus
+		if _, err := syscall.Wait4(-1, &st, 0, nil); err == syscall.ECHILD {
+			return code
+		} else if err != nil && err != syscall.EINTR {
+			return code
+		}
+	}
+}

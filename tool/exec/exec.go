@@ -60,7 +60,8 @@ type Process interface {
 	Signal(sig os.Signal) error
 	// Wait waits for the leader to end and returns its exit code (-1 when
 	// a signal ended it) and, when it did not exit with 0, an error that
-	// says how it ended. Wait may be called more than once.
+	// says how it ended (an *os/exec.ExitError for processes on this
+	// machine). Wait may be called more than once.
 	Wait() (int, error)
 	// Done is closed when the leader has ended.
 	Done() <-chan struct{}
@@ -78,8 +79,10 @@ var DefaultEnv = []string{"PATH", "LANG", "LANGUAGE", "LC_*", "TERM", "COLORTERM
 
 // Environ builds a child environment from rein's own: only variables
 // whose names match allow (names or path.Match patterns such as "LC_*";
-// nil means DefaultEnv), minus any variable whose value contains one of
-// secrets, plus set (appended last, so it wins).
+// nil means DefaultEnv), where a name that looks like a credential
+// (CredentialName) matches only an exact entry, never a pattern; minus
+// any variable whose value contains one of secrets; plus set (appended
+// last, so it wins).
 func Environ(allow, secrets, set []string) []string {
 	if allow == nil {
 		allow = DefaultEnv
@@ -96,8 +99,25 @@ func Environ(allow, secrets, set []string) []string {
 }
 
 func allowed(allow []string, name string) bool {
+	cred := CredentialName(name)
 	for _, pat := range allow {
-		if m, _ := path.Match(pat, name); m {
+		if pat == name {
+			return true
+		}
+		if m, _ := path.Match(pat, name); m && !cred {
+			return true
+		}
+	}
+	return false
+}
+
+// CredentialName reports whether an environment variable's name looks
+// like it holds a credential: it contains KEY, TOKEN, SECRET, PASSWORD,
+// PASSWD, CREDENTIAL or PRIVATE.
+func CredentialName(name string) bool {
+	n := strings.ToUpper(name)
+	for _, w := range []string{"KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "PRIVATE"} {
+		if strings.Contains(n, w) {
 			return true
 		}
 	}

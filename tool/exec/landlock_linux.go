@@ -133,19 +133,24 @@ func (l *Landlock) Info() Info {
 // temporary directory.
 func (l *Landlock) Close() error { return l.close() }
 
-// RunHelper makes the running binary act as the Landlock helper when it
-// was started as one, and never returns then; otherwise it returns at
-// once. Call it first thing in main (and in TestMain of tests that use
-// Landlock).
+// RunHelper makes the running binary act as one of this package's
+// helpers when it was started as one, and never returns then; otherwise
+// it returns at once. Call it first thing in main (and in TestMain of
+// tests that use a sandbox).
 func RunHelper() {
-	if len(os.Args) < 4 || os.Args[0] != helperArg0 || os.Args[2] != "--" {
+	if len(os.Args) < 3 {
 		return
 	}
-	var pol landlockPolicy
-	if err := json.Unmarshal([]byte(os.Args[1]), &pol); err != nil {
-		helperFail(fmt.Errorf("bad policy: %w", err))
+	switch {
+	case os.Args[0] == reapArg0 && os.Args[1] == "--":
+		os.Exit(reapAndWait(os.Args[2:]))
+	case os.Args[0] == helperArg0 && len(os.Args) >= 4 && os.Args[2] == "--":
+		var pol landlockPolicy
+		if err := json.Unmarshal([]byte(os.Args[1]), &pol); err != nil {
+			helperFail(fmt.Errorf("bad policy: %w", err))
+		}
+		helperFail(confineAndExec(&pol, os.Args[3:]))
 	}
-	helperFail(confineAndExec(&pol, os.Args[3:]))
 }
 
 func helperFail(err error) {

@@ -2,7 +2,6 @@ package exec
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	osexec "os/exec"
@@ -68,13 +67,8 @@ func (ps *procs) start(ctx context.Context, cmd *osexec.Cmd, req *StartRequest) 
 	ps.wg.Add(1)
 	go func() {
 		defer ps.wg.Done()
-		err := cmd.Wait()
+		p.err = cmd.Wait()
 		p.code = cmd.ProcessState.ExitCode()
-		var ee *osexec.ExitError
-		if errors.As(err, &ee) {
-			err = fmt.Errorf("exec: %s: %s", req.Argv[0], ee.ProcessState)
-		}
-		p.err = err
 		ps.mu.Lock()
 		delete(ps.running, p)
 		ps.mu.Unlock()

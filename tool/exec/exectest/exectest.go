@@ -89,6 +89,7 @@ func Run(t *testing.T, o *Options) {
 		if stderr.String() != "oops\n" {
 			t.Errorf("stderr = %q, want %q", stderr.String(), "oops\n")
 		}
+		waitGone(t, p) // an ended command leaves nothing behind, not even a zombie
 	})
 	t.Run("BadRequest", func(t *testing.T) {
 		c, ws := newCtx(t)
