@@ -22,6 +22,7 @@ type app struct {
 	configPath string
 	storeSpec  string
 	cfg        *config
+	secrets    *scrubber // never nil once run has built the app
 }
 
 func (a *app) rootCommand() *cobra.Command {
@@ -42,6 +43,10 @@ Start with 'rein run "PROMPT"' (needs an API key or a local server) or
 				return err
 			}
 			a.cfg = cfg
+			if a.secrets == nil {
+				a.secrets = newScrubber()
+			}
+			a.learnSecrets()
 			return nil
 		},
 	}

@@ -41,6 +41,7 @@ type agentFlags struct {
 	system   string
 	mcp      []string // --mcp NAME=COMMAND… or NAME=URL
 	hooks    string   // --hooks-from
+	sandbox  sandboxFlags
 }
 
 func (f *agentFlags) register(cmd *cobra.Command) {
@@ -58,6 +59,7 @@ func (f *agentFlags) register(cmd *cobra.Command) {
 	fl.StringVar(&f.system, "system", "", "the system prompt, as TEXT or @FILE (AGENTS.md and CLAUDE.md are added)")
 	registerMCPFlag(fl, &f.mcp)
 	addHooksFlag(cmd, &f.hooks)
+	f.sandbox.register(fl)
 }
 
 // setup is everything one agent needs, built from flags and config.
@@ -76,6 +78,7 @@ type setup struct {
 	mcp      *mcp.Manager // nil without MCP servers
 	mcpLog   *mcpLog      // its lifecycle events, for the session log
 	resumed  bool         // the session existed before
+	box      *shellBox    // where the shell's commands run; nil without a shell
 }
 
 // mcpSets gives the agent the MCP servers' current tools at every step.
@@ -237,7 +240,7 @@ func (a *app) build(ctx context.Context, f *agentFlags, ask tool.Approver, inter
 	if err != nil {
 		return nil, err
 	}
-	if s.store, err = openStore(a.storeSpecValue()); err != nil {
+	if s.store, err = a.openStore(); err != nil {
 		return nil, err
 	}
 	if f.session != "" {
@@ -249,7 +252,15 @@ func (a *app) build(ctx context.Context, f *agentFlags, ask tool.Approver, inter
 	if err != nil {
 		return nil, err
 	}
-	if s.kit, err = buildTools(s.root, "", names); err != nil {
+	if s.box, err = a.shellBox(&f.sandbox, s.root, mode, names); err != nil {
+		return nil, err
+	}
+	if s.box != nil {
+		if err := s.store.SetMeta(ctx, sid, "sandbox", s.box.meta); err != nil {
+			return nil, err
+		}
+	}
+	if s.kit, err = buildTools(s.root, "", names, s.box); err != nil {
 		return nil, err
 	}
 	// Hook commands of the config file and the workspace's settings.
@@ -298,7 +309,7 @@ func (a *app) build(ctx context.Context, f *agentFlags, ask tool.Approver, inter
 		// An MCP server's tools are read again at every step, so a
 		// tools/list_changed reaches the next request.
 		DynamicTools: s.mcpSets,
-		Records:      s.mcpLog.drain,
+		Records:      func() []session.Payload { return append(s.box.records(), s.mcpLog.drain()...) },
 		Store:        s.store,
 		Session:      sid,
 		Hooks:        hooks,
@@ -401,7 +412,7 @@ func (a *app) showContext(cmd *cobra.Command, f *agentFlags) error {
 	if err != nil {
 		return err
 	}
-	kit, err := buildTools(root, "", names)
+	kit, err := buildTools(root, "", names, nil)
 	if err != nil {
 		return err
 	}
