@@ -2,16 +2,15 @@ package exec_test
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"fmt"
 	"os"
 	osexec "os/exec"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/reinhq/rein/tool/exec"
+	"github.com/reinhq/rein/tool/exec/exectest"
 )
 
 // parentMain runs in a re-executed test binary: it starts a command
@@ -65,37 +64,19 @@ func TestKilledWithRein(t *testing.T) {
 				parent.Wait()
 				t.Skipf("%s not usable: %s", kind, line)
 			}
-			if n := countMarked(marker); n == 0 {
+			if n := exectest.CountProcesses(marker); n == 0 {
 				t.Fatal("the command is not running")
 			}
 			parent.Process.Kill()
 			parent.Wait()
 			deadline := time.Now().Add(2 * time.Second)
-			for countMarked(marker) > 0 {
+			for exectest.CountProcesses(marker) > 0 {
 				if time.Now().After(deadline) {
 					ps, _ := osexec.Command("sh", "-c", "ps -eo pid,ppid,stat,cmd | grep "+marker).Output()
-					t.Fatalf("%d processes outlived their parent by 2s:\n%s", countMarked(marker), ps)
+					t.Fatalf("%d processes outlived their parent by 2s:\n%s", exectest.CountProcesses(marker), ps)
 				}
 				time.Sleep(10 * time.Millisecond)
 			}
 		})
 	}
-}
-
-// countMarked counts live processes whose command line holds marker.
-func countMarked(marker string) int {
-	n := 0
-	paths, _ := filepath.Glob("/proc/[0-9]*/cmdline")
-	for _, p := range paths {
-		b, err := os.ReadFile(p)
-		if err != nil || !bytes.Contains(b, []byte(marker)) {
-			continue
-		}
-		stat, _ := os.ReadFile(filepath.Join(filepath.Dir(p), "stat"))
-		if i := bytes.LastIndexByte(stat, ')'); i > 0 && len(stat) > i+2 && stat[i+2] == 'Z' {
-			continue
-		}
-		n++
-	}
-	return n
 }
