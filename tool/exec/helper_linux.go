@@ -4,7 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/signal"
 	"runtime"
+	"slices"
+	"strconv"
+	"strings"
 	"syscall"
 	"unsafe"
 
@@ -52,8 +56,15 @@ var devices = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/d
 func confineAndExec(pol *landlockPolicy, argv []string) error {
 	runtime.LockOSThread()
 	if pol.PidNS {
-		if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
-			return fmt.Errorf("make mounts private: %w", err)
+		if err := readOnlyMounts(pol.Write); err != nil {
+			return err
+		}
+		// The working directory was entered before the writable paths
+		// became mounts of their own: enter it again, through them.
+		if wd, err := os.Getwd(); err == nil {
+			if err := unix.Chdir(wd); err != nil {
+				return fmt.Errorf("enter %s: %w", wd, err)
+			}
 		}
 		if err := unix.Mount("proc", "/proc", "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
 			return fmt.Errorf("mount /proc: %w", err)
@@ -77,7 +88,109 @@ func confineAndExec(pol *landlockPolicy, argv []string) error {
 	if err != nil {
 		return err
 	}
-	return syscall.Exec(prog, argv, os.Environ())
+	if !pol.PidNS {
+		return syscall.Exec(prog, argv, os.Environ())
+	}
+	syscall.Exit(initFor(prog, argv))
+	return nil
+}
+
+// initFor runs as PID 1 of the command's namespace: it starts the
+// command, passes on the signals that would end it (PID 1 ignores
+// those it has no handler for, so the command could not be stopped
+// gently otherwise), reaps every orphan, and returns the command's exit
+// code once it ends; the kernel then ends whatever is left.
+func initFor(prog string, argv []string) int {
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGQUIT)
+	pid, err := syscall.ForkExec(prog, argv, &syscall.ProcAttr{Env: os.Environ(), Files: []uintptr{0, 1, 2}})
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "rein sandbox: %v\n", err)
+		return 126
+	}
+	go func() {
+		for sig := range sigs {
+			syscall.Kill(-1, sig.(syscall.Signal)) // every process of the namespace but this one
+		}
+	}()
+	for {
+		var st syscall.WaitStatus
+		got, err := syscall.Wait4(-1, &st, 0, nil)
+		if err == syscall.EINTR {
+			continue
+		}
+		if err != nil {
+			return 126
+		}
+		if got != pid {
+			continue
+		}
+		if st.Signaled() {
+			return 128 + int(st.Signal())
+		}
+		return st.ExitStatus()
+	}
+}
+
+// readOnlyMounts makes every mount of the helper's mount namespace
+// read-only except the writable paths, which become mounts of their
+// own. Landlock rules govern file content; this also keeps chmod, chown
+// and utimes, which Landlock does not govern, to the writable paths.
+func readOnlyMounts(writable []string) error {
+	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
+		return fmt.Errorf("make mounts private: %w", err)
+	}
+	for _, w := range writable {
+		if err := unix.Mount(w, w, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
+			return fmt.Errorf("bind %s: %w", w, err)
+		}
+	}
+	info, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		return err
+	}
+	for line := range strings.Lines(string(info)) {
+		f := strings.Fields(line)
+		if len(f) < 6 {
+			continue
+		}
+		point := unescapeMount(f[4])
+		if slices.ContainsFunc(writable, func(w string) bool { return point == w || strings.HasPrefix(point, w+"/") }) {
+			continue
+		}
+		flags := uintptr(unix.MS_BIND | unix.MS_REMOUNT | unix.MS_RDONLY)
+		for opt := range strings.SplitSeq(f[5], ",") {
+			flags |= mountFlags[opt]
+		}
+		if err := unix.Mount("", point, "", flags, ""); err != nil && err != unix.ENOENT && err != unix.EINVAL {
+			return fmt.Errorf("make %s read-only: %w", point, err)
+		}
+	}
+	return nil
+}
+
+// mountFlags are the per-mount options a remount must keep (a user
+// namespace locks them).
+var mountFlags = map[string]uintptr{"nosuid": unix.MS_NOSUID, "nodev": unix.MS_NODEV, "noexec": unix.MS_NOEXEC,
+	"noatime": unix.MS_NOATIME, "nodiratime": unix.MS_NODIRATIME, "relatime": unix.MS_RELATIME}
+
+// unescapeMount undoes mountinfo's octal escapes (\040 for a space).
+func unescapeMount(s string) string {
+	if !strings.Contains(s, "\\") {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+3 < len(s) {
+			if n, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
+				b.WriteByte(byte(n))
+				i += 3
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
 }
 
 func landlockRestrict(pol *landlockPolicy) error {

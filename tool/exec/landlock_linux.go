@@ -143,7 +143,9 @@ func RunHelper() {
 	}
 	switch {
 	case os.Args[0] == reapArg0 && os.Args[1] == "--":
-		os.Exit(reapAndWait(os.Args[2:]))
+		// syscall.Exit, not os.Exit: the helper has nothing to flush, and
+		// a race-enabled binary would otherwise wait a second at exit.
+		syscall.Exit(reapAndWait(os.Args[2:]))
 	case os.Args[0] == helperArg0 && len(os.Args) >= 4 && os.Args[2] == "--":
 		var pol landlockPolicy
 		if err := json.Unmarshal([]byte(os.Args[1]), &pol); err != nil {
@@ -155,5 +157,5 @@ func RunHelper() {
 
 func helperFail(err error) {
 	fmt.Fprintf(os.Stderr, "rein sandbox: %v\n", err)
-	os.Exit(126)
+	syscall.Exit(126)
 }
