@@ -36,9 +36,9 @@ func NewBubblewrap(o *SandboxOptions) (*Bubblewrap, error) {
 	if err != nil {
 		return nil, err
 	}
-	self, err := os.Executable()
+	self, err := selfHelper("bubblewrap")
 	if err != nil {
-		return nil, fmt.Errorf("exec: bubblewrap needs the running binary to re-execute: %w", err)
+		return nil, err
 	}
 	b, err := newSandboxBase(o)
 	if err != nil {

@@ -53,9 +53,9 @@ func NewLandlock(o *SandboxOptions) (*Landlock, error) {
 	if !o.networkDeniable() {
 		return nil, errors.New("exec: Landlock cannot deny the network on this architecture; allow the network or use bubblewrap")
 	}
-	self, err := os.Executable()
+	self, err := selfHelper("Landlock")
 	if err != nil {
-		return nil, fmt.Errorf("exec: Landlock needs the running binary to re-execute: %w", err)
+		return nil, err
 	}
 	b, err := newSandboxBase(o)
 	if err != nil {
@@ -66,7 +66,7 @@ func NewLandlock(o *SandboxOptions) (*Landlock, error) {
 		l.pidNS = false
 		if err2 := l.probe(); err2 != nil {
 			b.close()
-			return nil, fmt.Errorf("exec: the Landlock helper does not run (does main call exec.RunHelper first?): %w", err2)
+			return nil, fmt.Errorf("exec: the Landlock helper does not run: %w", err2)
 		}
 	}
 	return l, nil
@@ -138,6 +138,7 @@ func (l *Landlock) Close() error { return l.close() }
 // it returns at once. Call it first thing in main (and in TestMain of
 // tests that use a sandbox).
 func RunHelper() {
+	helperReady.Store(true)
 	if len(os.Args) < 3 {
 		return
 	}

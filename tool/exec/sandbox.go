@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 )
 
 // SandboxOptions is the policy of a confined context. The zero value of
@@ -35,6 +36,24 @@ var maskedFiles = []string{"/etc/shadow", "/etc/gshadow", "/etc/shadow-", "/etc/
 // ErrNoSandbox is returned by NewSandbox when the machine offers no
 // confinement rein can use.
 var ErrNoSandbox = errors.New("exec: no sandbox is available (install bubblewrap, or use a kernel with Landlock)")
+
+// helperReady records that this program calls RunHelper, so its binary,
+// re-executed, acts as a helper rather than running its main with a
+// helper's arguments.
+var helperReady atomic.Bool
+
+// selfHelper returns the running binary, for a context whose helper it
+// is, or says why it cannot serve.
+func selfHelper(context string) (string, error) {
+	if !helperReady.Load() {
+		return "", fmt.Errorf("exec: %s re-executes this program as its helper, and the program does not call exec.RunHelper; call it first thing in main (and in TestMain)", context)
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return "", fmt.Errorf("exec: %s needs the running binary to re-execute: %w", context, err)
+	}
+	return self, nil
+}
 
 // sandboxBase is what both confined contexts share: the resolved
 // policy, the private temporary directory and the running processes.
