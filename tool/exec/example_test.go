@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"os"
 
 	"github.com/reinhq/rein/tool/exec"
 )
@@ -16,8 +15,8 @@ func Example() {
 	defer ctx.Close()
 	var out bytes.Buffer
 	p, err := ctx.Start(context.Background(), &exec.StartRequest{
-		Argv:   []string{"sh", "-c", `echo "$GREETING from $(basename "$PWD")"`},
-		Dir:    os.TempDir(),
+		Argv:   []string{"sh", "-c", `echo "$GREETING from $PWD"`},
+		Dir:    "/",
 		Env:    exec.Environ([]string{"PATH"}, nil, []string{"GREETING=hello"}),
 		Stdout: &out,
 	})
@@ -29,6 +28,6 @@ func Example() {
 	fmt.Print(out.String())
 	fmt.Println("exit", code)
 	// Output:
-	// hello from tmp
+	// hello from /
 	// exit 0
 }
