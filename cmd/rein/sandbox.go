@@ -86,7 +86,11 @@ func (a *app) shellBox(f *sandboxFlags, root, approve string, names []string) (*
 		box.ctx, err = exec.NewSandbox(opts)
 	}
 	if err == nil {
-		box.meta = describeBox(box.ctx.Info())
+		info := box.ctx.Info()
+		box.meta = describeBox(info)
+		if !info.Confined {
+			fmt.Fprintf(a.stderr, "rein: the shell's sandbox here (%s) cannot hide other processes: they stay listed in /proc, though out of reach\n", info.Name)
+		}
 		return box, nil
 	}
 	if mode != "auto" || !errors.Is(err, exec.ErrNoSandbox) {
