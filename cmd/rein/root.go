@@ -6,6 +6,7 @@ import (
 	"runtime/debug"
 	"strings"
 
+	"github.com/reinhq/rein/tool/exec"
 	"github.com/spf13/cobra"
 )
 
@@ -23,6 +24,9 @@ type app struct {
 	storeSpec  string
 	cfg        *config
 	secrets    *scrubber // never nil once run has built the app
+	// newSandbox makes the shell's sandbox for --sandbox auto; nil means
+	// exec.NewSandbox.
+	newSandbox func(*exec.SandboxOptions) (exec.Context, error)
 }
 
 func (a *app) rootCommand() *cobra.Command {

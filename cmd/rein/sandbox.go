@@ -83,7 +83,11 @@ func (a *app) shellBox(f *sandboxFlags, root, approve string, names []string) (*
 	case "landlock":
 		box.ctx, err = exec.NewLandlock(opts)
 	default:
-		box.ctx, err = exec.NewSandbox(opts)
+		make := a.newSandbox
+		if make == nil {
+			make = exec.NewSandbox
+		}
+		box.ctx, err = make(opts)
 	}
 	if err == nil {
 		info := box.ctx.Info()
