@@ -17,7 +17,7 @@ import (
 
 // startLongCommand starts rein on a turn whose shell command (and the
 // child it starts) runs for minutes, and returns once both run.
-func startLongCommand(t *testing.T, e *env, session string) (wait func() error, pid int, marker string) {
+func startLongCommand(t *testing.T, e *env, session, sandbox string) (wait func() error, pid int, marker string) {
 	t.Helper()
 	marker = fmt.Sprintf("300.%d", time.Now().UnixNano()%1_000_000)
 	m := llmtest.NewModel(
@@ -28,7 +28,7 @@ func startLongCommand(t *testing.T, e *env, session string) (wait func() error, 
 	w := wires[0]
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	t.Cleanup(cancel)
-	cmd := e.cmd(ctx, w.env(), w.args(srv, e, "--approve", "auto", "--tools", "shell", "--session", session, "--json", "wait")...)
+	cmd := e.cmd(ctx, w.env(), w.args(srv, e, "--approve", "auto", "--tools", "shell", "--sandbox", sandbox, "--session", session, "--json", "wait")...)
 	cmd.Stdout, cmd.Stderr = io.Discard, io.Discard
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -53,20 +53,30 @@ func goneWithin(t *testing.T, marker string, deadline time.Time) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+	if late := time.Since(deadline); late > 0 {
+		t.Fatalf("the command's processes were gone only %s after the deadline", late.Round(time.Millisecond))
+	}
 }
 
 // TestHangupEndsTurnAndKillsCommand: SIGHUP during a long shell command
 // ends the turn, recorded, and the command and its children are gone
 // within 2 s.
 func TestHangupEndsTurnAndKillsCommand(t *testing.T) {
-	for _, sig := range []syscall.Signal{syscall.SIGHUP, syscall.SIGTERM} {
-		t.Run(sig.String(), func(t *testing.T) {
+	cases := []struct {
+		sig     syscall.Signal
+		sandbox string
+	}{{syscall.SIGHUP, "auto"}, {syscall.SIGTERM, "auto"}, {syscall.SIGHUP, "landlock"}, {syscall.SIGHUP, "off"}}
+	for _, c := range cases {
+		sig := c.sig
+		t.Run(sig.String()+"/"+c.sandbox, func(t *testing.T) {
 			e := newEnv(t)
-			wait, pid, marker := startLongCommand(t, e, "s-sig")
+			wait, pid, marker := startLongCommand(t, e, "s-sig", c.sandbox)
 			sent := time.Now()
 			syscall.Kill(pid, sig)
 			wait()
+			exited := time.Since(sent)
 			goneWithin(t, marker, sent.Add(2*time.Second))
+			t.Logf("rein exited %s after the signal; its command was gone %s after it", exited.Round(time.Millisecond), time.Since(sent).Round(time.Millisecond))
 			r := e.run(nil, "sessions", "export", "--store", e.store, "s-sig")
 			if r.code != 0 {
 				t.Fatalf("export: exit %d: %s", r.code, r.stderr)
@@ -83,7 +93,7 @@ func TestHangupEndsTurnAndKillsCommand(t *testing.T) {
 // up; the kernel ends its commands all the same.
 func TestKilledReinLeavesNoCommand(t *testing.T) {
 	e := newEnv(t)
-	wait, pid, marker := startLongCommand(t, e, "s-kill")
+	wait, pid, marker := startLongCommand(t, e, "s-kill", "auto")
 	sent := time.Now()
 	syscall.Kill(pid, syscall.SIGKILL)
 	wait()

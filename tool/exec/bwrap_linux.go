@@ -145,9 +145,11 @@ const reapArg0 = "rein-exec-reap"
 // reapAndWait runs in the helper: it runs argv (bwrap) in its own
 // process group, killed if the helper dies, reaps every orphan that
 // lands on it, and returns argv's exit code. Signals that would end
-// the group's leader early are ignored: SIGKILL still ends it.
+// the group's leader early are caught and dropped (not ignored: an
+// ignored signal would stay ignored in bwrap and the command, which the
+// group's signal must reach); SIGKILL still ends it.
 func reapAndWait(argv []string) int {
-	signal.Ignore(syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
+	signal.Notify(make(chan os.Signal, 1), syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
 	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
 		fmt.Fprintln(os.Stderr, "rein sandbox: subreaper:", err)
 		return 126
