@@ -113,6 +113,34 @@ func Run(t *testing.T, o *Options) {
 			t.Errorf("Signal after the end = %v, want nil", err)
 		}
 	})
+	t.Run("TermEndsPromptly", func(t *testing.T) {
+		// SIGTERM must reach the command itself, not stop at a launcher
+		// that ignores it (or leaves it ignored in the command).
+		// (A signal sent before the command runs may reach only the
+		// namespace's init, which drops it; killers escalate to SIGKILL.)
+		c, ws := newCtx(t)
+		r, w, err := os.Pipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer r.Close()
+		p, err := c.Start(context.Background(), &exec.StartRequest{Argv: []string{"/bin/sh", "-c", "sleep 30 & echo running; sleep 30"},
+			Dir: ws, Env: []string{"PATH=/usr/bin:/bin"}, Stdout: w})
+		w.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n, _ := r.Read(make([]byte, 8)); n == 0 {
+			t.Fatal("the command did not start")
+		}
+		p.Signal(syscall.SIGTERM)
+		select {
+		case <-p.Done():
+		case <-time.After(time.Second):
+			p.Signal(syscall.SIGKILL)
+			t.Fatal("the command was still running 1s after SIGTERM")
+		}
+	})
 	t.Run("CloseKills", func(t *testing.T) {
 		c, ws := newCtx(t)
 		p := start(t, c, ws, "sleep 30 & sleep 30")
