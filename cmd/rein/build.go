@@ -81,6 +81,19 @@ func openStore(spec string) (session.Store, error) {
 	return nil, usageErrorf("--store %q: unknown kind %q; use sqlite:PATH, jsonl:DIR, postgres://URL or mem:", spec, kind)
 }
 
+// openStore opens the store the flags and config name, scrubbed of
+// every secret rein knows.
+func (a *app) openStore() (session.Store, error) {
+	st, err := openStore(a.storeSpecValue())
+	if err != nil {
+		return nil, err
+	}
+	if a.secrets == nil {
+		a.secrets = newScrubber()
+	}
+	return a.secrets.scrubbed(st), nil
+}
+
 // storeDirError is a store whose directory cannot be made: a
 // configuration mistake, exit code 2.
 func storeDirError(spec string, err error) error {
@@ -173,10 +186,11 @@ func parseToolList(spec string, cfg *config) ([]string, error) {
 	return names, nil
 }
 
-// buildTools makes the named tools, confined to the workspace root. Long
+// buildTools makes the named tools, confined to the workspace root, the
+// shell's commands in box (nil: the shell's default sandbox). Long
 // shell outputs are spilled to spillDir, or by default to .rein/spill in
 // the workspace, where the model can read them.
-func buildTools(root, spillDir string, names []string) (*toolKit, error) {
+func buildTools(root, spillDir string, names []string, box *shellBox) (*toolKit, error) {
 	kit := &toolKit{reads: fs.NewReadState()}
 	if len(names) == 0 {
 		return kit, nil
@@ -193,9 +207,16 @@ func buildTools(root, spillDir string, names []string) (*toolKit, error) {
 		}
 	}
 	if want("shell") {
-		sh := shell.New(&shell.Options{Policy: policy, SpillDir: spillDir})
+		so := &shell.Options{Policy: policy, SpillDir: spillDir}
+		if box != nil {
+			so.Exec, so.Secrets = box.ctx, box.secrets
+		}
+		sh := shell.New(so)
 		kit.shell = sh
 		kit.closers = append(kit.closers, sh)
+		if box != nil {
+			kit.closers = append(kit.closers, box.ctx)
+		}
 		kit.tools = append(kit.tools, sh.Tools()...)
 	}
 	if want("todo") {

@@ -45,7 +45,7 @@ Commands: /help, /model [PROVIDER/NAME], /session, /compact [FOCUS], /clear, /qu
 				if err != nil {
 					return err
 				}
-				st, err := openStore(a.storeSpecValue())
+				st, err := a.openStore()
 				if err != nil {
 					return err
 				}

@@ -24,6 +24,7 @@ import (
 	"github.com/reinhq/rein/llm"
 	"github.com/reinhq/rein/llm/llmtest"
 	"github.com/reinhq/rein/session"
+	texec "github.com/reinhq/rein/tool/exec"
 )
 
 var update = golden.Update // the shared -update flag
@@ -32,6 +33,7 @@ var update = golden.Update // the shared -update flag
 var reinBin string
 
 func TestMain(m *testing.M) {
+	texec.RunHelper() // tests run commands in sandboxes whose helper is this binary
 	flag.Parse()
 	dir, err := os.MkdirTemp("", "rein-e2e-")
 	if err != nil {

@@ -17,25 +17,36 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/reinhq/rein/tool/exec"
 )
 
 func main() {
+	exec.RunHelper() // when started as a sandbox helper, act as one
 	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
 
 // run executes the command line and returns the process exit code.
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	// A closed terminal (SIGHUP) ends the turn like Ctrl-C and SIGTERM:
+	// cancelled, recorded, its commands killed.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
 	// After the first signal, stop catching them: a second Ctrl-C then
 	// ends the process at once.
 	go func() { <-ctx.Done(); stop() }()
-	app := &app{stdin: stdin, stdout: stdout, stderr: stderr, getenv: os.Getenv}
+	// Everything rein prints passes the scrubber, the last line of
+	// defence for secrets.
+	secrets := newScrubber()
+	out, errOut := secrets.writer(stdout), secrets.writer(stderr)
+	defer errOut.Flush()
+	defer out.Flush()
+	app := &app{stdin: stdin, stdout: out, stderr: errOut, getenv: os.Getenv, secrets: secrets}
 	cmd := app.rootCommand()
 	cmd.SetArgs(args)
 	cmd.SetIn(stdin)
-	cmd.SetOut(stdout)
-	cmd.SetErr(stderr)
+	cmd.SetOut(out)
+	cmd.SetErr(errOut)
 	err := cmd.ExecuteContext(ctx)
 	if err == nil {
 		return exitOK
@@ -43,11 +54,11 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	var ce *codeError
 	if errors.As(err, &ce) {
 		if ce.err != nil && ce.code != exitCancelled {
-			fmt.Fprintln(stderr, "rein:", ce.err)
+			fmt.Fprintln(errOut, "rein:", ce.err)
 		}
 		return ce.code
 	}
-	fmt.Fprintln(stderr, "rein:", err)
+	fmt.Fprintln(errOut, "rein:", err)
 	var ue *usageError
 	if errors.As(err, &ue) || isFlagError(err) {
 		return exitUsage

@@ -102,7 +102,7 @@ func (a *app) loadRecording(ctx context.Context, arg string) ([]session.Event, s
 		}
 		return events, "", nil
 	}
-	st, err := openStore(a.storeSpecValue())
+	st, err := a.openStore()
 	if err != nil {
 		return nil, "", err
 	}
@@ -264,7 +264,7 @@ func replaySession(ctx context.Context, events []session.Event, opts *replayOpti
 			}
 		}
 	}
-	kit, err := buildTools(root, filepath.Join(tmp, "spill"), knownTools(names))
+	kit, err := buildTools(root, filepath.Join(tmp, "spill"), knownTools(names), nil)
 	if err != nil {
 		return nil, err
 	}

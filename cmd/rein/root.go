@@ -6,6 +6,7 @@ import (
 	"runtime/debug"
 	"strings"
 
+	"github.com/reinhq/rein/tool/exec"
 	"github.com/spf13/cobra"
 )
 
@@ -22,6 +23,10 @@ type app struct {
 	configPath string
 	storeSpec  string
 	cfg        *config
+	secrets    *scrubber // never nil once run has built the app
+	// newSandbox makes the shell's sandbox for --sandbox auto; nil means
+	// exec.NewSandbox.
+	newSandbox func(*exec.SandboxOptions) (exec.Context, error)
 }
 
 func (a *app) rootCommand() *cobra.Command {
@@ -42,6 +47,10 @@ Start with 'rein run "PROMPT"' (needs an API key or a local server) or
 				return err
 			}
 			a.cfg = cfg
+			if a.secrets == nil {
+				a.secrets = newScrubber()
+			}
+			a.learnSecrets()
 			return nil
 		},
 	}

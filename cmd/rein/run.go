@@ -42,6 +42,7 @@ type agentFlags struct {
 	system   string
 	mcp      []string // --mcp NAME=COMMAND… or NAME=URL
 	hooks    string   // --hooks-from
+	sandbox  sandboxFlags
 	// store, when set, is a store the host keeps open for many agents
 	// (rein serve); setup.Close leaves it open.
 	store session.Store
@@ -69,6 +70,7 @@ func (f *agentFlags) register(cmd *cobra.Command) {
 	fl.StringVar(&f.system, "system", "", "the system prompt, as TEXT or @FILE (AGENTS.md and CLAUDE.md are added)")
 	registerMCPFlag(fl, &f.mcp)
 	addHooksFlag(cmd, &f.hooks)
+	f.sandbox.register(fl)
 }
 
 // setup is everything one agent needs, built from flags and config.
@@ -88,6 +90,7 @@ type setup struct {
 	mcpLog   *mcpLog      // its lifecycle events, for the session log
 	resumed  bool         // the session existed before
 	shared   bool         // store is the host's: not closed here
+	box      *shellBox    // where the shell's commands run; nil without a shell
 }
 
 // mcpSets gives the agent the MCP servers' current tools at every step.
@@ -253,7 +256,7 @@ func (a *app) build(ctx context.Context, f *agentFlags, ask tool.Approver, inter
 	}
 	if f.store != nil {
 		s.store, s.shared = f.store, true
-	} else if s.store, err = openStore(a.storeSpecValue()); err != nil {
+	} else if s.store, err = a.openStore(); err != nil {
 		return nil, err
 	}
 	if f.session != "" {
@@ -265,7 +268,15 @@ func (a *app) build(ctx context.Context, f *agentFlags, ask tool.Approver, inter
 	if err != nil {
 		return nil, err
 	}
-	if s.kit, err = buildTools(s.root, "", names); err != nil {
+	if s.box, err = a.shellBox(&f.sandbox, s.root, mode, names); err != nil {
+		return nil, err
+	}
+	if s.box != nil {
+		if err := s.store.SetMeta(ctx, sid, "sandbox", s.box.meta); err != nil {
+			return nil, err
+		}
+	}
+	if s.kit, err = buildTools(s.root, "", names, s.box); err != nil {
 		return nil, err
 	}
 	if f.editorTools != nil {
@@ -321,7 +332,7 @@ func (a *app) build(ctx context.Context, f *agentFlags, ask tool.Approver, inter
 		// An MCP server's tools are read again at every step, so a
 		// tools/list_changed reaches the next request.
 		DynamicTools: s.mcpSets,
-		Records:      s.mcpLog.drain,
+		Records:      func() []session.Payload { return append(s.box.records(), s.mcpLog.drain()...) },
 		Store:        s.store,
 		Session:      sid,
 		Hooks:        hooks,
@@ -419,7 +430,7 @@ func (a *app) showContext(cmd *cobra.Command, f *agentFlags) error {
 	if err != nil {
 		return err
 	}
-	kit, err := buildTools(root, "", names)
+	kit, err := buildTools(root, "", names, nil)
 	if err != nil {
 		return err
 	}

@@ -107,7 +107,7 @@ func (a *app) serve(ctx context.Context, f *agentFlags, addr string) error {
 		_, _ = rand.Read(b[:])
 		token = hex.EncodeToString(b[:])
 	}
-	st, err := openStore(a.storeSpecValue())
+	st, err := a.openStore()
 	if err != nil {
 		return err
 	}

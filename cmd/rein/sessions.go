@@ -34,7 +34,7 @@ database under $XDG_STATE_HOME/rein). Each is an append-only log of events.`,
 
 // withStore opens the store for the duration of fn.
 func (a *app) withStore(fn func(st session.Store) error) error {
-	st, err := openStore(a.storeSpecValue())
+	st, err := a.openStore()
 	if err != nil {
 		return err
 	}

@@ -240,6 +240,10 @@ func (p *Policy) open(name string, flag int, perm os.FileMode, approved bool) (*
 		return nil, p.readOnly("write", name)
 	}
 	wantDir := flag&unix.O_DIRECTORY != 0
+	// The kernel truncates while it opens: truncate only once the file
+	// is known to be one that may be written.
+	truncate := flag&os.O_TRUNC != 0
+	flag &^= os.O_TRUNC
 	var f *os.File
 	err := p.at("open", name, approved, func(rootfd int, rel string) error {
 		fd, err := openNoSymlinks(rootfd, rel, flag|unix.O_NONBLOCK|unix.O_NOCTTY, uint32(perm.Perm()))
@@ -256,6 +260,10 @@ func (p *Policy) open(name string, flag int, perm os.FileMode, approved bool) (*
 		}
 		switch st.Mode & unix.S_IFMT {
 		case unix.S_IFREG:
+			if err := p.checkLinks(&st); err != nil {
+				unix.Close(fd)
+				return err
+			}
 		case unix.S_IFDIR:
 			if !wantDir {
 				unix.Close(fd)
@@ -269,20 +277,49 @@ func (p *Policy) open(name string, flag int, perm os.FileMode, approved bool) (*
 			unix.Close(fd)
 			return err
 		}
+		if truncate && st.Mode&unix.S_IFMT == unix.S_IFREG {
+			if err := unix.Ftruncate(fd, 0); err != nil {
+				unix.Close(fd)
+				return err
+			}
+		}
 		f = os.NewFile(uintptr(fd), filepath.Join(p.rootReal, filepath.FromSlash(rel)))
 		return nil
 	})
-	if errors.Is(err, errNotRegular) {
-		return nil, &Error{Op: "open", Path: name, Err: ErrDenied,
-			Reason: fmt.Sprintf("%s is not a regular file (a device, FIFO or socket); only regular files can be read or written", name)}
-	}
-	if err != nil {
+	if err := notOpenable(name, err); err != nil {
 		return nil, err
 	}
 	return f, nil
 }
 
-var errNotRegular = errors.New("not a regular file")
+var (
+	errNotRegular = errors.New("not a regular file")
+	errHardLinked = errors.New("more than one hard link")
+)
+
+// checkLinks refuses a regular file with other names, unless the policy
+// allows hard links: the kernel gives the link count, not where the
+// other names are, so one may be outside the workspace.
+func (p *Policy) checkLinks(st *unix.Stat_t) error {
+	if st.Nlink > 1 && !p.AllowHardLinks {
+		return errHardLinked
+	}
+	return nil
+}
+
+// notOpenable turns the refusals of open and ReadFile into the errors
+// callers see.
+func notOpenable(name string, err error) error {
+	switch {
+	case errors.Is(err, errNotRegular):
+		return &Error{Op: "open", Path: name, Err: ErrDenied,
+			Reason: fmt.Sprintf("%s is not a regular file (a device, FIFO or socket); only regular files can be read or written", name)}
+	case errors.Is(err, errHardLinked):
+		return &Error{Op: "open", Path: name, Err: ErrDenied,
+			Reason: fmt.Sprintf("%s has more than one hard link, and another may be outside the workspace; make it a file of its own (cp %s tmp && mv tmp %s) to work on it", name, name, name)}
+	}
+	return err
+}
 
 // Stat returns information about name, following symlinks that stay
 // inside the workspace. Secret files may be stat'ed without approval.
@@ -481,6 +518,9 @@ func (p *Policy) ReadFile(name string, buf []byte, limit int64) ([]byte, error) 
 		}
 		switch st.Mode & unix.S_IFMT {
 		case unix.S_IFREG:
+			if err := p.checkLinks(&st); err != nil {
+				return err
+			}
 		case unix.S_IFDIR:
 			return unix.EISDIR
 		default:
@@ -526,9 +566,8 @@ func (p *Policy) ReadFile(name string, buf []byte, limit int64) ([]byte, error) 
 	if errors.As(err, &se) && se.Err == ErrTooLarge {
 		return nil, se
 	}
-	if errors.Is(err, errNotRegular) {
-		return nil, &Error{Op: "open", Path: name, Err: ErrDenied,
-			Reason: fmt.Sprintf("%s is not a regular file (a device, FIFO or socket); only regular files can be read or written", name)}
+	if err := notOpenable(name, err); err != nil {
+		return nil, err
 	}
-	return out, err
+	return out, nil
 }

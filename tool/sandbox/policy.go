@@ -88,11 +88,12 @@ func (e *Error) Unwrap() error { return e.Err }
 // like "/" or "." or are invisible, and non-regular files where content
 // is read or written.
 //
-// Hard links cannot be told apart from ordinary files: a hard link inside
-// the workspace to a file outside it (which needs write access to both
-// places and the same filesystem) is treated as the workspace file it is.
-// Files with several links are reported by Stat as usual; keep the
-// workspace on its own filesystem where this matters.
+// A hard link inside the workspace to a file outside it is the same
+// file under two names, and the kernel tells only how many names a file
+// has, not where they are. So Open and ReadFile refuse a regular file
+// with more than one link (unless AllowHardLinks), before a byte is
+// read or written; Stat, ReadDir, Remove and Rename, which touch only
+// the name inside the workspace, work as usual.
 //
 // A Policy is safe for concurrent use. Do not change its fields after
 // first use.
@@ -112,6 +113,12 @@ type Policy struct {
 	SecretPatterns []string
 	// Commands are the shell command rules for tools that run commands.
 	Commands CommandRules
+	// AllowHardLinks lets Open and ReadFile open regular files that have
+	// more than one hard link. By default they are refused: another name
+	// of the same file may lie outside the workspace (a link to
+	// ~/.ssh/id_ed25519 made inside it), and nothing short of searching
+	// the whole file system proves otherwise.
+	AllowHardLinks bool
 
 	once     sync.Once
 	rootAbs  string // cleaned absolute Root

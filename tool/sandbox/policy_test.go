@@ -307,25 +307,41 @@ func TestB53_SymlinkSwapRace(t *testing.T) {
 	}
 }
 
-// TestHardLinkIsWorkspaceFile documents the hard-link limit: a hard link
-// made inside the workspace to a file outside it is opened like any
-// workspace file.
-func TestHardLinkIsWorkspaceFile(t *testing.T) {
+// TestHardLinkRefused: a hard link made inside the workspace to a file
+// outside it is neither read nor written through; its name can still be
+// listed, stat'ed and removed, and AllowHardLinks opens it.
+func TestHardLinkRefused(t *testing.T) {
 	p, ws, outside := fixture(t)
 	if err := os.Link(filepath.Join(outside, "secret.txt"), filepath.Join(ws, "hard")); err != nil {
 		t.Skipf("cannot make a hard link here: %v", err)
 	}
-	f, err := p.Open("hard", os.O_RDONLY, 0)
-	if err != nil {
-		t.Fatalf("Open(hard) = %v; the documented behaviour is that hard links open", err)
+	for _, flag := range []int{os.O_RDONLY, os.O_WRONLY | os.O_TRUNC, os.O_RDWR | os.O_APPEND} {
+		if f, err := p.Open("hard", flag, 0); !errors.Is(err, ErrDenied) || err == nil || !strings.Contains(err.Error(), "hard link") {
+			if f != nil {
+				f.Close()
+			}
+			t.Errorf("Open(hard, %#x) = %v, want ErrDenied naming the hard link", flag, err)
+		}
 	}
-	f.Close()
+	if _, err := p.ReadFile("hard", nil, 0); !errors.Is(err, ErrDenied) {
+		t.Errorf("ReadFile(hard) = %v, want ErrDenied", err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(outside, "secret.txt")); string(b) != secretText {
+		t.Errorf("the outside file changed: %q", b)
+	}
 	fi, err := p.Stat("hard")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if n := fi.Sys().(*syscall.Stat_t).Nlink; n < 2 {
 		t.Errorf("Nlink = %d, want >= 2 so callers can tell", n)
+	}
+	allow := &Policy{Root: ws, AllowHardLinks: true}
+	if b, err := allow.ReadFile("hard", nil, 0); err != nil || string(b) != secretText {
+		t.Errorf("with AllowHardLinks, ReadFile(hard) = %q, %v", b, err)
+	}
+	if err := p.Remove("hard"); err != nil {
+		t.Errorf("Remove(hard) = %v; removing the name inside is harmless", err)
 	}
 }
 

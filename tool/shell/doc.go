@@ -15,23 +15,26 @@
 //	}
 //
 // Each command runs as "bash -c <command>" (sh when bash is missing) in
-// the workspace root, in a process group of its own, with stdin from
+// the workspace root, through an execution context (package tool/exec):
+// by default a sandbox where the machine offers one (bubblewrap, else
+// Landlock), in which the command can write only the workspace and a
+// private temporary directory, read only system directories and the
+// workspace, sees no other process and has no network. Where no sandbox
+// can be made, commands run unconfined and Confinement says why; a host
+// should tell the user. Options.Exec chooses another context.
+//
+// A command runs in a process group of its own, with stdin from
 // /dev/null and stdout and stderr interleaved on one pipe. The command
-// line is checked against the policy's CommandRules before anything runs.
-// A time limit (2 minutes by default, 10 at most) stops the whole group:
-// SIGTERM, then SIGKILL after a grace period. Processes a foreground
-// command leaves behind in its group are stopped when it ends; processes
-// that leave the group (setsid, double forks into a new session) are not
-// tracked. Output over the limit keeps its head and tail with a marker
+// line is checked against the policy's CommandRules before anything
+// runs: a second line of defence, not the first. A time limit (2
+// minutes by default, 10 at most) stops the whole group: SIGTERM, then
+// SIGKILL after a grace period. Processes a foreground command leaves
+// behind in its group are stopped when it ends; in a sandbox, so are
+// those that left the group, since the command's PID namespace ends
+// with it. Output over the limit keeps its head and tail with a marker
 // naming the spill file that holds all of it.
 //
-// The shell is not a jail: commands can read and write anything the
-// user running rein can, inside the workspace or not; run rein in a
-// container or VM for isolation. Likewise a read-only Policy does not
-// make commands read-only. To keep a session from changing the
-// workspace, list read-only commands in CommandRules.Allow, or leave the
-// shell tools out.
-//
-// The child's environment drops variables whose names look like secrets
-// (KEY, TOKEN, SECRET, PASSWORD, …) unless Options.Env lists what to pass.
+// The child's environment is built from an allow-list (Options.Env,
+// default exec.DefaultEnv), never inherited whole, and withholds every
+// value listed in Options.Secrets.
 package shell

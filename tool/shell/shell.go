@@ -8,8 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"os/exec"
-	"path"
+	osexec "os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -17,6 +16,7 @@ import (
 	"time"
 
 	"github.com/reinhq/rein/tool"
+	"github.com/reinhq/rein/tool/exec"
 	"github.com/reinhq/rein/tool/sandbox"
 )
 
@@ -45,13 +45,22 @@ type Options struct {
 	// SpillDir holds spilled outputs and background task logs (default
 	// <root>/.rein/spill).
 	SpillDir string
-	// Env lists the names (or glob patterns such as "LC_*") of the
-	// environment variables passed to commands. Nil passes every variable
-	// except those whose names contain KEY, TOKEN, SECRET, PASSWORD,
-	// PASSWD, CREDENTIAL or PRIVATE. Commands also get PAGER=cat,
-	// GIT_PAGER=cat and GIT_TERMINAL_PROMPT=0 so they never wait for a
-	// person.
+	// Env lists the names (or path.Match patterns such as "LC_*") of
+	// rein's environment variables passed to commands; nil means
+	// exec.DefaultEnv. Nothing else is inherited, a name that looks like a
+	// credential (KEY, TOKEN, SECRET, PASSWORD, …) passes only when listed
+	// by its exact name, and no variable whose value holds one of Secrets
+	// passes at all. Commands also get PAGER=cat, GIT_PAGER=cat and
+	// GIT_TERMINAL_PROMPT=0 so they never wait for a person.
 	Env []string
+	// Secrets are values no command may see in its environment: the
+	// provider keys, auth headers and MCP credentials the host holds.
+	Secrets []string
+	// Exec is where commands run. Nil means a sandbox for the workspace
+	// (exec.NewSandbox), made by New and closed by Close, or, where the
+	// machine offers none, commands run unconfined and Confinement says
+	// so. A Context given here is the caller's to close.
+	Exec exec.Context
 	// Logger receives lifecycle messages; nil discards them.
 	Logger *slog.Logger
 }
@@ -88,11 +97,14 @@ type Shell struct {
 	root   string
 	shell  string
 	log    *slog.Logger
+	exec   exec.Context
+	owned  bool  // exec was made by New
+	noBox  error // why no sandbox could be made, when exec is unconfined
 	nextID atomic.Int64
 
 	mu      sync.Mutex
 	tasks   map[string]*task
-	fg      map[int]chan struct{} // running foreground commands by process group
+	fg      map[int]chan struct{} // running foreground commands by process group id
 	order   []string
 	exits   []TaskExit
 	closed  bool
@@ -129,7 +141,7 @@ func New(opts *Options) *Shell {
 	s.shell = o.Shell
 	if s.shell == "" {
 		s.shell = "sh"
-		if p, err := exec.LookPath("bash"); err == nil {
+		if p, err := osexec.LookPath("bash"); err == nil {
 			s.shell = p
 		}
 	}
@@ -141,7 +153,24 @@ func New(opts *Options) *Shell {
 			}
 		}
 	}
+	s.exec = o.Exec
+	if s.exec == nil && s.root != "" {
+		s.owned = true
+		if s.exec, s.noBox = exec.NewSandbox(&exec.SandboxOptions{Workspace: s.root}); s.noBox != nil {
+			s.log.Warn("no sandbox for the shell; commands run unconfined", "err", s.noBox)
+			s.exec = exec.NewUnconfined()
+		}
+	}
 	return s
+}
+
+// Confinement describes where commands run and, when they run
+// unconfined because no sandbox could be made, why.
+func (s *Shell) Confinement() (exec.Info, error) {
+	if s.exec == nil {
+		return exec.Info{}, errors.New("shell: no workspace, so no execution context")
+	}
+	return s.exec.Info(), s.noBox
 }
 
 // Tools returns the tools shell, task_output, task_kill and task_wait.
@@ -188,50 +217,15 @@ func (s *Shell) Close() error {
 		t.stop("closed", s.o.KillGrace)
 	}
 	s.wg.Wait()
+	if s.owned && s.exec != nil {
+		return s.exec.Close()
+	}
 	return nil
 }
 
-var sensitive = []string{"KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "PRIVATE"}
-
 // env builds the child's environment.
 func (s *Shell) env() []string {
-	var out []string
-	for _, kv := range os.Environ() {
-		name, _, ok := strings.Cut(kv, "=")
-		if !ok {
-			continue
-		}
-		switch name {
-		case "PAGER", "GIT_PAGER", "GIT_TERMINAL_PROMPT":
-			continue
-		}
-		if s.o.Env != nil {
-			keep := false
-			for _, pat := range s.o.Env {
-				if m, _ := path.Match(pat, name); m {
-					keep = true
-					break
-				}
-			}
-			if !keep {
-				continue
-			}
-		} else {
-			upper := strings.ToUpper(name)
-			drop := false
-			for _, w := range sensitive {
-				if strings.Contains(upper, w) {
-					drop = true
-					break
-				}
-			}
-			if drop {
-				continue
-			}
-		}
-		out = append(out, kv)
-	}
-	return append(out, "PAGER=cat", "GIT_PAGER=cat", "GIT_TERMINAL_PROMPT=0")
+	return exec.Environ(s.o.Env, s.o.Secrets, []string{"PAGER=cat", "GIT_PAGER=cat", "GIT_TERMINAL_PROMPT=0"})
 }
 
 // display shows a path relative to the workspace when it is inside it.
@@ -255,25 +249,23 @@ func (s *Shell) spillFile(prefix string) (*os.File, string, error) {
 	return f, f.Name(), nil
 }
 
-// start launches a command in its own process group with its output
-// (stdout and stderr interleaved) on one pipe.
-func (s *Shell) start(command string) (*exec.Cmd, *os.File, error) {
+// start launches a command through the execution context, in its own
+// process group, with its output (stdout and stderr interleaved) on one
+// pipe.
+func (s *Shell) start(command string) (exec.Process, *os.File, error) {
 	r, w, err := os.Pipe()
 	if err != nil {
 		return nil, nil, err
 	}
-	cmd := exec.Command(s.shell, "-c", command)
-	cmd.Dir = s.root
-	cmd.Env = s.env()
-	cmd.Stdout, cmd.Stderr = w, w
-	cmd.SysProcAttr = sysProcAttr()
-	if err := cmd.Start(); err != nil {
+	p, err := s.exec.Start(context.Background(), &exec.StartRequest{
+		Argv: []string{s.shell, "-c", command}, Dir: s.root, Env: s.env(), Stdout: w, Stderr: w,
+	})
+	w.Close()
+	if err != nil {
 		r.Close()
-		w.Close()
 		return nil, nil, err
 	}
-	w.Close()
-	return cmd, r, nil
+	return p, r, nil
 }
 
 // checkReady says why commands cannot run, or nil.
@@ -357,12 +349,12 @@ func (s *Shell) run(ctx context.Context, command string, limit time.Duration) (*
 		s.mu.Unlock()
 		return tool.Errorf("the shell is closed; commands cannot run"), nil
 	}
-	cmd, out, err := s.start(command)
+	proc, out, err := s.start(command)
 	if err != nil {
 		s.mu.Unlock()
 		return tool.Errorf("could not start %s: %v", s.shell, err), nil
 	}
-	pgid := cmd.Process.Pid
+	pgid := proc.Pid()
 	stopped := make(chan struct{}) // closed by Close to stop this command
 	s.fg[pgid] = stopped
 	s.wg.Add(1)
@@ -379,12 +371,7 @@ func (s *Shell) run(ctx context.Context, command string, limit time.Duration) (*
 		defer close(readDone)
 		io.Copy(c, out)
 	}()
-	exited := make(chan struct{})
-	var waitErr error
-	go func() {
-		waitErr = cmd.Wait()
-		close(exited)
-	}()
+	exited := proc.Done()
 	timer := time.NewTimer(limit)
 	defer timer.Stop()
 	reason := ""
@@ -392,23 +379,23 @@ func (s *Shell) run(ctx context.Context, command string, limit time.Duration) (*
 	case <-exited:
 	case <-timer.C:
 		reason = "timeout"
-		killGroup(pgid, s.o.KillGrace, exited)
+		killGroup(proc, s.o.KillGrace, exited)
 		<-exited
 	case <-ctx.Done():
 		reason = "cancelled"
-		killGroup(pgid, s.o.KillGrace, exited)
+		killGroup(proc, s.o.KillGrace, exited)
 		<-exited
 	case <-stopped:
 		reason = "closed"
-		killGroup(pgid, s.o.KillGrace, exited)
+		killGroup(proc, s.o.KillGrace, exited)
 		<-exited
 	}
 	// The leader is gone. Whatever it left running in its group is
 	// stopped, so nothing outlives the call or holds the output open.
 	lingered := false
-	if reason == "" && groupAlive(pgid) {
+	if reason == "" && proc.Alive() {
 		lingered = true
-		killGroup(pgid, 0, nil)
+		killGroup(proc, 0, nil)
 	}
 	select {
 	case <-readDone:
@@ -431,7 +418,7 @@ func (s *Shell) run(ctx context.Context, command string, limit time.Duration) (*
 	if text != "" {
 		b.WriteByte('\n')
 	}
-	code := cmd.ProcessState.ExitCode()
+	code, waitErr := proc.Wait()
 	res := &tool.Result{Meta: map[string]any{"exit_code": code, "duration_ms": elapsed.Milliseconds()}}
 	switch {
 	case reason == "closed":

@@ -21,8 +21,14 @@ import (
 	"github.com/reinhq/rein/internal/testwait"
 	"github.com/reinhq/rein/llm"
 	"github.com/reinhq/rein/tool"
+	"github.com/reinhq/rein/tool/exec"
 	"github.com/reinhq/rein/tool/sandbox"
 )
+
+func TestMain(m *testing.M) {
+	exec.RunHelper()
+	os.Exit(m.Run())
+}
 
 func newShell(t *testing.T, o *Options) (*Shell, string) {
 	t.Helper()
@@ -34,6 +40,13 @@ func newShell(t *testing.T, o *Options) (*Shell, string) {
 		o.Policy = &sandbox.Policy{Root: ws, Commands: sandbox.CommandRules{Deny: []string{"rm -rf", "git push"}}}
 	}
 	o.KillGrace = 200 * time.Millisecond
+	if o.Exec == nil {
+		// These tests read the pids of what commands start, so they run
+		// where rein sees the same pids; the sandboxed default has its
+		// own tests.
+		o.Exec = exec.NewUnconfined()
+		t.Cleanup(func() { o.Exec.Close() })
+	}
 	s := New(o)
 	t.Cleanup(func() { s.Close() })
 	root, _ := o.Policy.RootDir()
@@ -147,23 +160,33 @@ func TestEnvFiltering(t *testing.T) {
 	t.Setenv("REIN_TEST_AUTH_TOKEN", "t")
 	t.Setenv("REIN_TEST_DB_PASSWORD", "p")
 	t.Setenv("REIN_TEST_PLAIN", "plain")
+	t.Setenv("REIN_TEST_HOLDS", "x-held-secret-x")
 	t.Setenv("LC_REIN_TEST", "c")
 	s, _ := newShell(t, nil)
 	out := text(callTool(t, s, "shell", `{"command":"env"}`))
-	for _, bad := range []string{"REIN_TEST_API_KEY", "REIN_TEST_AUTH_TOKEN", "REIN_TEST_DB_PASSWORD"} {
+	for _, bad := range []string{"REIN_TEST_"} {
 		if strings.Contains(out, bad) {
-			t.Errorf("child saw %s", bad)
+			t.Errorf("child saw %s: the default passes only the allow-list", bad)
 		}
 	}
-	for _, good := range []string{"REIN_TEST_PLAIN=plain", "GIT_TERMINAL_PROMPT=0", "PAGER=cat"} {
+	for _, good := range []string{"LC_REIN_TEST=c", "GIT_TERMINAL_PROMPT=0", "PAGER=cat", "PATH="} {
 		if !strings.Contains(out, good) {
 			t.Errorf("child did not see %s", good)
 		}
 	}
-	s2, _ := newShell(t, &Options{Env: []string{"LC_*", "PATH"}})
+	// A pattern passes plain names, never names that look like
+	// credentials; an exact name does, unless its value is a secret.
+	s2, _ := newShell(t, &Options{Env: []string{"REIN_TEST_*", "REIN_TEST_DB_PASSWORD"}, Secrets: []string{"held-secret"}})
 	out = text(callTool(t, s2, "shell", `{"command":"env"}`))
-	if strings.Contains(out, "REIN_TEST_PLAIN") || !strings.Contains(out, "LC_REIN_TEST=c") {
-		t.Errorf("allow-list not applied:\n%s", out)
+	for _, good := range []string{"REIN_TEST_PLAIN=plain", "REIN_TEST_DB_PASSWORD=p"} {
+		if !strings.Contains(out, good) {
+			t.Errorf("allow-list did not pass %s:\n%s", good, out)
+		}
+	}
+	for _, bad := range []string{"REIN_TEST_API_KEY", "REIN_TEST_AUTH_TOKEN", "held-secret", "LC_REIN_TEST"} {
+		if strings.Contains(out, bad) {
+			t.Errorf("child saw %s:\n%s", bad, out)
+		}
 	}
 }
 

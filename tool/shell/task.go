@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"sort"
 	"strings"
 	"sync"
@@ -14,14 +13,14 @@ import (
 	"time"
 
 	"github.com/reinhq/rein/tool"
+	"github.com/reinhq/rein/tool/exec"
 )
 
 // task is one background command.
 type task struct {
 	id, command string
 	began       time.Time
-	cmd         *exec.Cmd
-	pgid        int
+	proc        exec.Process
 	logPath     string
 	written     atomic.Int64 // bytes in the log so far
 	done        chan struct{}
@@ -50,7 +49,7 @@ func (t *task) stop(reason string, grace time.Duration) {
 	}
 	t.mu.Unlock()
 	if !t.isDone() {
-		killGroup(t.pgid, grace, t.done)
+		killGroup(t.proc, grace, t.done)
 	}
 	<-t.done
 }
@@ -79,18 +78,18 @@ func (s *Shell) startTask(command string, limit time.Duration) (*tool.Result, er
 		os.Remove(logPath)
 		return tool.Errorf("the shell is closed; commands cannot run"), nil
 	}
-	cmd, out, err := s.start(command)
+	proc, out, err := s.start(command)
 	if err != nil {
 		s.mu.Unlock()
 		logf.Close()
 		return tool.Errorf("could not start %s: %v", s.shell, err), nil
 	}
-	t := &task{id: id, command: command, began: time.Now(), cmd: cmd, pgid: cmd.Process.Pid, logPath: logPath, done: make(chan struct{})}
+	t := &task{id: id, command: command, began: time.Now(), proc: proc, logPath: logPath, done: make(chan struct{})}
 	s.tasks[id] = t
 	s.order = append(s.order, id)
 	s.wg.Add(2)
 	s.mu.Unlock()
-	s.log.Info("background task started", "id", id, "pid", t.pgid)
+	s.log.Info("background task started", "id", id, "pid", proc.Pid())
 
 	readDone := make(chan struct{})
 	go func() {
@@ -100,11 +99,7 @@ func (s *Shell) startTask(command string, limit time.Duration) (*tool.Result, er
 	}()
 	go func() {
 		defer s.wg.Done()
-		exited := make(chan struct{})
-		go func() {
-			t.cmd.Wait()
-			close(exited)
-		}()
+		exited := t.proc.Done()
 		var timeout <-chan time.Time
 		if limit > 0 {
 			tm := time.NewTimer(limit)
@@ -119,11 +114,11 @@ func (s *Shell) startTask(command string, limit time.Duration) (*tool.Result, er
 				t.reason = "timeout"
 			}
 			t.mu.Unlock()
-			killGroup(t.pgid, s.o.KillGrace, exited)
+			killGroup(t.proc, s.o.KillGrace, exited)
 			<-exited
 		}
 		// The task is over when its leader is: stop what it left behind.
-		killGroup(t.pgid, 0, nil)
+		killGroup(t.proc, 0, nil)
 		select {
 		case <-readDone:
 		case <-time.After(2 * time.Second):
@@ -137,7 +132,7 @@ func (s *Shell) startTask(command string, limit time.Duration) (*tool.Result, er
 		if reason == "" {
 			reason = "exited"
 		}
-		t.exit = TaskExit{ID: id, Command: command, ExitCode: t.cmd.ProcessState.ExitCode(), Reason: reason,
+		t.exit = TaskExit{ID: id, Command: command, ExitCode: exitCode(t.proc), Reason: reason,
 			Duration: time.Since(t.began), LogPath: s.display(logPath)}
 		t.mu.Unlock()
 		s.mu.Lock()
@@ -147,7 +142,7 @@ func (s *Shell) startTask(command string, limit time.Duration) (*tool.Result, er
 		s.log.Info("background task ended", "id", id, "reason", reason)
 	}()
 	return tool.Text(fmt.Sprintf("Started background task %s (process group %d). Its output goes to %s; check on it with task_output, task_wait or task_kill using id %q.",
-		id, t.pgid, s.display(logPath), id)), nil
+		id, t.proc.Pid(), s.display(logPath), id)), nil
 }
 
 func (s *Shell) lookup(id string) (*task, *tool.Result) {
@@ -327,4 +322,9 @@ func (s *Shell) callTaskWait(ctx context.Context, call *tool.Call) (*tool.Result
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
+}
+
+func exitCode(p exec.Process) int {
+	code, _ := p.Wait()
+	return code
 }

@@ -1,0 +1,162 @@
+package exec
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	osexec "os/exec"
+	"sync"
+	"syscall"
+)
+
+// helperArg0 is the argv[0] under which the running binary acts as the
+// Landlock helper instead of itself.
+const helperArg0 = "rein-exec-landlock"
+
+// Landlock confines commands with the kernel's Landlock rules and a
+// seccomp filter, applied by a helper: the running binary re-executed
+// (programs that use this context call RunHelper first thing in main,
+// and tests in TestMain). The helper starts in fresh PID and mount
+// namespaces, mounts a /proc that shows only its own processes, applies
+// the rules and runs the command in its place.
+//
+// The PID namespace needs root or unprivileged user namespaces; where
+// neither is available, Info().Name is "landlock-shared-pid": other
+// processes are then listed in /proc, but Landlock still keeps the
+// command from reading their memory or environment and from signalling
+// them.
+type Landlock struct {
+	*sandboxBase
+	self  string
+	abi   int
+	pidNS bool
+}
+
+// landlockPolicy is what the helper is told, as JSON in its argv.
+type landlockPolicy struct {
+	ABI     int      `json:"abi"`
+	Read    []string `json:"read"`
+	Write   []string `json:"write"`
+	Network bool     `json:"network"`
+	PidNS   bool     `json:"pidns"`
+}
+
+// NewLandlock returns a Landlock context, or an error when the kernel
+// has no Landlock or the running binary does not call RunHelper.
+func NewLandlock(o *SandboxOptions) (*Landlock, error) {
+	abi, err := landlockABI()
+	if err != nil {
+		return nil, err
+	}
+	if !o.networkDeniable() {
+		return nil, errors.New("exec: Landlock cannot deny the network on this architecture; allow the network or use bubblewrap")
+	}
+	self, err := selfHelper("Landlock")
+	if err != nil {
+		return nil, err
+	}
+	b, err := newSandboxBase(o)
+	if err != nil {
+		return nil, err
+	}
+	l := &Landlock{sandboxBase: b, self: self, abi: abi, pidNS: true}
+	if err := l.probe(); err != nil {
+		l.pidNS = false
+		if err2 := l.probe(); err2 != nil {
+			b.close()
+			return nil, fmt.Errorf("exec: the Landlock helper does not run: %w", err2)
+		}
+	}
+	return l, nil
+}
+
+func (o *SandboxOptions) networkDeniable() bool { return o.Network || auditArch != 0 }
+
+// probe runs /bin/true through the helper.
+func (l *Landlock) probe() error {
+	p, err := l.Start(context.Background(), &StartRequest{Argv: []string{"/bin/true"}, Dir: l.ws})
+	if err != nil {
+		return err
+	}
+	_, err = p.Wait()
+	return err
+}
+
+var landlockABI = sync.OnceValues(func() (int, error) {
+	abi, _, errno := syscall.Syscall(sysLandlockCreateRuleset, 0, 0, landlockCreateRulesetVersion)
+	if errno != 0 {
+		return 0, fmt.Errorf("exec: this kernel has no Landlock (%v); use bubblewrap", errno)
+	}
+	return int(abi), nil
+})
+
+// Start runs req's command through the helper.
+func (l *Landlock) Start(ctx context.Context, req *StartRequest) (Process, error) {
+	if err := checkRequest(req); err != nil {
+		return nil, err
+	}
+	dir, err := l.checkDir(req.Dir)
+	if err != nil {
+		return nil, err
+	}
+	pol := landlockPolicy{ABI: l.abi, Read: append(append([]string{}, SystemDirs...), l.read...),
+		Write: append([]string{l.ws, l.tmp}, l.write...), Network: l.net, PidNS: l.pidNS}
+	js, _ := json.Marshal(pol)
+	cmd := &osexec.Cmd{Path: l.self, Args: append([]string{helperArg0, string(js), "--"}, req.Argv...), Dir: dir}
+	attr := sysProcAttr()
+	if l.pidNS {
+		attr.Cloneflags = syscall.CLONE_NEWPID | syscall.CLONE_NEWNS
+		if os.Geteuid() != 0 {
+			attr.Cloneflags |= syscall.CLONE_NEWUSER
+			attr.UidMappings = []syscall.SysProcIDMap{{ContainerID: os.Getuid(), HostID: os.Getuid(), Size: 1}}
+			attr.GidMappings = []syscall.SysProcIDMap{{ContainerID: os.Getgid(), HostID: os.Getgid(), Size: 1}}
+		}
+	}
+	cmd.SysProcAttr = attr
+	r := *req
+	r.Env = l.env(req, l.tmp)
+	return l.ps.start(ctx, cmd, &r)
+}
+
+// Info says the context is Landlock.
+func (l *Landlock) Info() Info {
+	name := "landlock"
+	if !l.pidNS {
+		name = "landlock-shared-pid"
+	}
+	return Info{Name: name, Confined: l.pidNS, Network: l.net}
+}
+
+// Close kills every process it started and removes the private
+// temporary directory.
+func (l *Landlock) Close() error { return l.close() }
+
+// RunHelper makes the running binary act as one of this package's
+// helpers when it was started as one, and never returns then; otherwise
+// it returns at once. Call it first thing in main (and in TestMain of
+// tests that use a sandbox).
+func RunHelper() {
+	helperReady.Store(true)
+	if len(os.Args) < 3 {
+		return
+	}
+	switch {
+	case os.Args[0] == reapArg0 && os.Args[1] == "--":
+		// syscall.Exit, not os.Exit: the helper has nothing to flush, and
+		// a race-enabled binary would otherwise wait a second at exit.
+		syscall.Exit(reapAndWait(os.Args[2:]))
+	case os.Args[0] == helperArg0 && len(os.Args) >= 4 && os.Args[2] == "--":
+		var pol landlockPolicy
+		if err := json.Unmarshal([]byte(os.Args[1]), &pol); err != nil {
+			helperFail(fmt.Errorf("bad policy: %w", err))
+		}
+		helperFail(confineAndExec(&pol, os.Args[3:]))
+	}
+}
+
+func helperFail(err error) {
+	fmt.Fprintf(os.Stderr, "rein sandbox: %v\n", err)
+	syscall.Exit(126)
+}
