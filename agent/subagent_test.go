@@ -74,13 +74,24 @@ func TestB60_ChildRunsInItsOwnSessionLinkedFromTheParentsLog(t *testing.T) {
 
 func lastToolResult(msgs []llm.Message) string {
 	for i := len(msgs) - 1; i >= 0; i-- {
-		for _, p := range msgs[i].Parts {
-			if tr, ok := p.(*llm.ToolResult); ok {
-				return userText([]llm.Message{{Role: llm.RoleUser, Parts: tr.Parts}})
-			}
+		if t := resultsText(msgs[i : i+1]); t != "" {
+			return t
 		}
 	}
 	return ""
+}
+
+// resultsText is the text of the tool results in msgs.
+func resultsText(msgs []llm.Message) string {
+	var b strings.Builder
+	for _, m := range msgs {
+		for _, p := range m.Parts {
+			if tr, ok := p.(*llm.ToolResult); ok {
+				b.WriteString(userText([]llm.Message{{Role: llm.RoleUser, Parts: tr.Parts}}))
+			}
+		}
+	}
+	return b.String()
 }
 
 func TestB61_ForkSeesExactlyTheParentsBalancedPrefix(t *testing.T) {
