@@ -339,3 +339,25 @@ func TestB66_ABackgroundTaskLeftByAChildIsHandedToTheParent(t *testing.T) {
 		t.Errorf("the handed-over tasks were closed %d times when the parent closed; want 1", tasks.closed)
 	}
 }
+
+func TestSpawnToolNamesItsDefinitions(t *testing.T) {
+	defs := []agentdef.Definition{{Name: "reviewer", Description: "Reviews diffs."}, {Name: "scout", Description: "Finds files."}}
+	spec := agent.SpawnTool(&agent.SpawnToolOptions{Definitions: defs}).Spec()
+	for _, want := range []string{"- reviewer: Reviews diffs.", "- scout: Finds files."} {
+		if !strings.Contains(spec.Description, want) {
+			t.Errorf("the description lacks %q:\n%s", want, spec.Description)
+		}
+	}
+	m := llmtest.NewModel(llmtest.CallTools(spawnCall("c1", `{"task":"x","agent":"nobody"}`)), llmtest.Reply("ok"))
+	a, err := agent.New(&agent.Options{Model: m, Tools: []tool.Tool{agent.SpawnTool(&agent.SpawnToolOptions{Definitions: defs})}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	if _, err := a.Run(context.Background(), &agent.RunRequest{Prompt: "go"}); err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if got := lastToolResult(m.Requests()[1].Messages); !strings.Contains(got, `no agent named "nobody"; the named agents are: reviewer, scout`) {
+		t.Errorf("an unknown agent's result = %q", got)
+	}
+}
