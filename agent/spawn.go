@@ -33,9 +33,9 @@ type SpawnRequest struct {
 	Tools    []string
 	OwnTools []tool.Tool
 	// Closers are resources behind OwnTools (a shell made for the child).
-	// When the child ends they are handed to the parent, which closes
-	// them when it closes: background tasks the child left running are
-	// never orphaned.
+	// When the child ends — or the spawn fails — they are handed to the
+	// parent, which closes them when it closes: background tasks the
+	// child left running are never orphaned.
 	Closers []io.Closer
 	// Target is the child's model; nil uses the parent's models.
 	Target *Target
@@ -66,6 +66,14 @@ type SpawnRequest struct {
 // Options.Subagents apply; a refused spawn returns an error wrapping
 // ErrSpawnRefused.
 func (a *Agent) Spawn(ctx context.Context, req *SpawnRequest) (*Result, error) {
+	res, err := a.spawn(ctx, req)
+	if req != nil && res == nil && len(req.Closers) > 0 {
+		a.kin.adopt(req.Closers...) // the spawn failed: the parent closes them
+	}
+	return res, err
+}
+
+func (a *Agent) spawn(ctx context.Context, req *SpawnRequest) (*Result, error) {
 	r := runOf(ctx)
 	if r == nil || r.a != a {
 		return nil, fmt.Errorf("%w: Spawn needs the context of a run of this agent; call it from a tool or hook of the run", ErrSpawnRefused)

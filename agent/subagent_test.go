@@ -361,3 +361,24 @@ func TestSpawnToolNamesItsDefinitions(t *testing.T) {
 		t.Errorf("an unknown agent's result = %q", got)
 	}
 }
+
+func TestSubagentBudgetsComeOutOfTheParents(t *testing.T) {
+	per := llmtest.DefaultUsage.Total()
+	f := newFamily(t, &agent.Options{Limits: agent.Limits{MaxTokens: 2 * per}},
+		llmtest.CallTools(spawnCall("c1", `{"task":"task-M: work"}`)),
+		llmtest.Reply("never asked"))
+	f.rt.route("task-M", llmtest.CallTool("s1", "spawn_agent", `{"task":"task-Z: never"}`), llmtest.Reply("never asked"))
+	res, err := f.a.Run(context.Background(), &agent.RunRequest{Prompt: "go"})
+	var be *agent.BudgetError
+	if !errors.As(err, &be) || res.Reason != session.EndBudget {
+		t.Fatalf("parent ended %s, %v; want a token budget end counting its child", res.Reason, err)
+	}
+	if be.Used != float64(2*per) {
+		t.Errorf("the parent's budget saw %g tokens used; want its own and its child's, %d", be.Used, 2*per)
+	}
+	ends := ofType[*session.SubagentEnd](readAll(t, f.store, f.a.Session()))
+	if len(ends) != 1 || ends[0].Reason != session.EndBudget {
+		t.Errorf("subagent.end = %+v; want the child stopped by what was left of the parent's budget", ends)
+	}
+	f.close()
+}
