@@ -158,7 +158,7 @@ func (a *Agent) newChild(ctx context.Context, r *runState, req *SpawnRequest, na
 	if err != nil {
 		return nil, nil, err
 	}
-	tools, borrowed, err := a.childTools(req)
+	tools, borrowed, err := a.childTools(req, depth >= a.opts.Subagents.resolved().MaxDepth)
 	if err != nil {
 		_ = a.store.Delete(context.WithoutCancel(ctx), sid)
 		return nil, nil, err
@@ -220,8 +220,9 @@ func (a *Agent) forkPoint(ctx context.Context, sid session.ID) (int64, error) {
 }
 
 // childTools picks the parent's tools the child may call, by name, plus
-// its own; borrowed names the parent's.
-func (a *Agent) childTools(req *SpawnRequest) ([]tool.Tool, map[string]bool, error) {
+// its own; borrowed names the parent's. A fresh child at the depth limit
+// is not offered the spawn tool, which could only refuse.
+func (a *Agent) childTools(req *SpawnRequest, deepest bool) ([]tool.Tool, map[string]bool, error) {
 	tb := a.tb.Load()
 	names := req.Tools
 	if names == nil || req.Fork {
@@ -235,6 +236,9 @@ func (a *Agent) childTools(req *SpawnRequest) ([]tool.Tool, map[string]bool, err
 			return nil, nil, fmt.Errorf("%w: no tool named %q to give the child; the parent has: %s", ErrSpawnRefused, n, strings.Join(tb.names, ", "))
 		}
 		t := e.t
+		if _, spawns := tool.As[*spawnTool](t); spawns && deepest && !req.Fork {
+			continue
+		}
 		if a.opts.DryRun {
 			t = tool.Unwrap(t) // the child wraps it again
 		}

@@ -51,13 +51,18 @@ func SpawnTool(o *SpawnToolOptions) tool.Tool {
 	for _, d := range o.Definitions {
 		st.defs[d.Name] = d
 	}
-	return &tool.Func{ToolSpec: st.spec(), Fn: st.call}
+	st.s = st.spec()
+	return st
 }
 
 type spawnTool struct {
 	o    SpawnToolOptions
 	defs map[string]agentdef.Definition
+	s    tool.Spec
 }
+
+// Spec describes the tool and lists the named agents.
+func (st *spawnTool) Spec() tool.Spec { return st.s }
 
 func (st *spawnTool) spec() tool.Spec {
 	var b strings.Builder
@@ -79,7 +84,8 @@ func (st *spawnTool) spec() tool.Spec {
 	return tool.Spec{Name: st.o.Name, Description: b.String(), Schema: json.RawMessage(schema)}
 }
 
-func (st *spawnTool) call(ctx context.Context, call *tool.Call) (*tool.Result, error) {
+// Call starts the child and answers with its final answer.
+func (st *spawnTool) Call(ctx context.Context, call *tool.Call) (*tool.Result, error) {
 	var args spawnArgs
 	if res := tool.DecodeArgs(call, &args); res != nil {
 		return res, nil

@@ -143,18 +143,27 @@ func TestB61_ForkSeesExactlyTheParentsBalancedPrefix(t *testing.T) {
 }
 
 func TestB62_PastTheDepthLimitASpawnIsRefused(t *testing.T) {
+	// A fork keeps the parent's tools, the spawn tool too: its spawn is
+	// refused with a result that says why.
 	f := newFamily(t, &agent.Options{Subagents: &agent.SubagentOptions{MaxDepth: 1}},
-		llmtest.CallTools(spawnCall("c1", `{"task":"task-D: go deeper"}`)),
+		llmtest.CallTools(spawnCall("c1", `{"task":"task-D: go deeper","fork":true}`), spawnCall("c2", `{"task":"task-E: fresh"}`)),
 		llmtest.Reply("done"))
 	d := f.rt.route("task-D",
 		llmtest.CallTools(spawnCall("g1", `{"task":"task-G: deepest"}`)),
 		llmtest.Reply("could not go deeper"))
+	e := f.rt.route("task-E", llmtest.Reply("fresh done"))
 	if _, err := f.a.Run(context.Background(), &agent.RunRequest{Prompt: "go"}); err != nil {
 		t.Fatalf("Run: %v", err)
 	}
 	got := lastToolResult(d.Requests()[1].Messages)
 	if !strings.Contains(got, "depth limit is 1") {
 		t.Errorf("the child's spawn result = %q; want it to name the depth limit", got)
+	}
+	// A fresh child at the limit is not offered the spawn tool at all.
+	for _, ts := range e.Requests()[0].Tools {
+		if ts.Name == agent.SpawnToolName {
+			t.Errorf("a child at the depth limit is offered %s", ts.Name)
+		}
 	}
 	f.close()
 }
