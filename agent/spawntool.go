@@ -81,7 +81,10 @@ func (st *spawnTool) spec() tool.Spec {
 		`"label":{"type":"string","description":"A short name for this subagent, shown to the user."},` +
 		`"fork":{"type":"boolean","description":"Start from this conversation so far."}},` +
 		`"required":["task"],"additionalProperties":false}`
-	return tool.Spec{Name: st.o.Name, Description: b.String(), Schema: json.RawMessage(schema)}
+	// The spawn itself changes nothing: each of the child's calls is
+	// decided by the enforcement and approver it inherits.
+	return tool.Spec{Name: st.o.Name, Description: b.String(), Schema: json.RawMessage(schema),
+		Annotations: &tool.Annotations{ReadOnly: true}}
 }
 
 // Call starts the child and answers with its final answer.

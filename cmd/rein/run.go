@@ -84,6 +84,7 @@ type setup struct {
 	mcp      *mcp.Manager // nil without MCP servers
 	mcpLog   *mcpLog      // its lifecycle events, for the session log
 	resumed  bool         // the session existed before
+	kids     childView    // shows the subagents' events
 }
 
 // mcpSets gives the agent the MCP servers' current tools at every step.
@@ -300,6 +301,7 @@ func (a *app) build(ctx context.Context, f *agentFlags, ask tool.Approver, inter
 		}
 		s.runHooks = mgr.Hooks()
 	}
+	hooks = s.kids.observe(hooks)
 	maxSteps := f.maxSteps
 	if maxSteps == 0 && a.cfg != nil {
 		maxSteps = a.cfg.MaxSteps
@@ -475,18 +477,24 @@ func (a *app) runTurn(ctx context.Context, f *agentFlags, prompt string, jsonOut
 	} else {
 		r = newTextRenderer(a.stdout, a.stderr)
 	}
+	r = s.kids.attach(r)
 	var end *session.TurnEnd
 	var runErr error
+	children := 0
 	for ev, err := range s.agent.Stream(runCtx, s.request(prompt)) {
 		if err != nil {
 			runErr = err
 			break
 		}
-		if te, ok := ev.Data.(*session.TurnEnd); ok {
-			end = te
+		switch d := ev.Data.(type) {
+		case *session.TurnEnd:
+			end = d
+		case *session.SubagentEnd:
+			children++
 		}
 		r.event(ev)
 	}
+	s.kids.wait(children)
 	r.flush()
 	fmt.Fprintf(a.stderr, "session %s\n", s.agent.Session())
 	return turnExit(end, runErr)
