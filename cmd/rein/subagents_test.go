@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"os"
 	"path/filepath"
 	"strings"
@@ -47,16 +46,23 @@ func writeCounter(t *testing.T, e *env) {
 	}
 }
 
-func TestRunSubagentJSON(t *testing.T) {
+// runSubagent runs rein with the spawn tool and the counter agent.
+func runSubagent(t *testing.T, flags ...string) (result, *llmtest.Model) {
+	t.Helper()
 	e := newEnv(t)
 	writeCounter(t, e)
 	w := wires[0]
 	m := subagentScript()
 	srv := llmtest.NewServer(t, m)
-	r := e.run(w.env(), w.args(srv, e, "--json", "--tools", "ls,spawn_agent", "how many files?")...)
+	r := e.run(w.env(), w.args(srv, e, append(flags, "--tools", "ls,spawn_agent", "how many files?")...)...)
 	if r.code != 0 {
 		t.Fatalf("exit %d, stderr:\n%s", r.code, r.stderr)
 	}
+	return r, m
+}
+
+func TestRunSubagentJSON(t *testing.T) {
+	r, m := runSubagent(t, "--json")
 	reqs := m.Requests()
 	if len(reqs) != 3 || len(reqs[1].System) == 0 || !isChild(reqs[1].System[0].Text) {
 		t.Fatalf("want the parent's, the child's and the parent's requests; got %d", len(reqs))
@@ -66,12 +72,10 @@ func TestRunSubagentJSON(t *testing.T) {
 	}
 	var parent, child session.ID
 	childEvents := 0
-	sc := bufio.NewScanner(strings.NewReader(r.stdout))
-	sc.Buffer(nil, 1<<20)
-	for sc.Scan() {
-		ev, err := session.DecodeEvent(sc.Bytes())
+	for _, line := range strings.Split(strings.TrimSpace(r.stdout), "\n") {
+		ev, err := session.DecodeEvent([]byte(line))
 		if err != nil {
-			t.Fatalf("line %q: %v", sc.Text(), err)
+			t.Fatalf("line %q: %v", line, err)
 		}
 		if st, ok := ev.Data.(*session.SubagentStart); ok {
 			parent, child = ev.Session, st.ChildSession
@@ -92,15 +96,7 @@ func TestRunSubagentJSON(t *testing.T) {
 }
 
 func TestRunSubagentText(t *testing.T) {
-	e := newEnv(t)
-	writeCounter(t, e)
-	w := wires[0]
-	m := subagentScript()
-	srv := llmtest.NewServer(t, m)
-	r := e.run(w.env(), w.args(srv, e, "--tools", "ls,spawn_agent", "how many files?")...)
-	if r.code != 0 {
-		t.Fatalf("exit %d, stderr:\n%s", r.code, r.stderr)
-	}
+	r, _ := runSubagent(t)
 	if !strings.Contains(r.stderr, "[counter] ended completed") || !strings.Contains(r.stderr, "→ spawn_agent") {
 		t.Errorf("stderr does not show the child's progress:\n%s", r.stderr)
 	}
