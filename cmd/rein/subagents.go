@@ -1,7 +1,9 @@
 package main
 
 import (
+	"context"
 	"fmt"
+	"io"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -134,4 +136,49 @@ func (l *lockedRenderer) flush() {
 	l.v.mu.Lock()
 	defer l.v.mu.Unlock()
 	l.r.flush()
+}
+
+// writeChildren prints the tree of the subagents events started, read
+// from their own sessions: name, session, how each ended and what it
+// cost, its own children indented under it.
+func writeChildren(ctx context.Context, w io.Writer, st session.Store, events []session.Event, indent string) error {
+	ends := map[session.ID]*session.SubagentEnd{}
+	var starts []*session.SubagentStart
+	for _, ev := range events {
+		switch d := ev.Data.(type) {
+		case *session.SubagentStart:
+			starts = append(starts, d)
+		case *session.SubagentEnd:
+			ends[d.ChildSession] = d
+		}
+	}
+	if len(starts) > 0 && indent == "" {
+		fmt.Fprintf(w, "subagents:\n")
+	}
+	for _, s := range starts {
+		how := "no recorded end"
+		if e := ends[s.ChildSession]; e != nil {
+			how = string(e.Reason)
+			if e.Cause != "" {
+				how += " (" + e.Cause + ")"
+			}
+			how += fmt.Sprintf(", %d steps, %d tokens", e.Steps, e.Usage.Total())
+			if e.Cost > 0 {
+				how += fmt.Sprintf(", $%.4f", e.Cost)
+			}
+		}
+		kind := ""
+		if s.Fork {
+			kind = " fork"
+		}
+		fmt.Fprintf(w, "%s  %s%s (session %s): %s\n", indent, s.Name, kind, s.ChildSession, how)
+		child, err := collect(st.Events(ctx, s.ChildSession, 0))
+		if err != nil {
+			return fmt.Errorf("read the subagent session %s: %w", s.ChildSession, err)
+		}
+		if err := writeChildren(ctx, w, st, child, indent+"  "); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -47,7 +47,7 @@ func writeCounter(t *testing.T, e *env) {
 }
 
 // runSubagent runs rein with the spawn tool and the counter agent.
-func runSubagent(t *testing.T, flags ...string) (result, *llmtest.Model) {
+func runSubagent(t *testing.T, flags ...string) (result, *llmtest.Model, *env) {
 	t.Helper()
 	e := newEnv(t)
 	writeCounter(t, e)
@@ -58,11 +58,11 @@ func runSubagent(t *testing.T, flags ...string) (result, *llmtest.Model) {
 	if r.code != 0 {
 		t.Fatalf("exit %d, stderr:\n%s", r.code, r.stderr)
 	}
-	return r, m
+	return r, m, e
 }
 
 func TestRunSubagentJSON(t *testing.T) {
-	r, m := runSubagent(t, "--json")
+	r, m, _ := runSubagent(t, "--json")
 	reqs := m.Requests()
 	if len(reqs) != 3 || len(reqs[1].System) == 0 || !isChild(reqs[1].System[0].Text) {
 		t.Fatalf("want the parent's, the child's and the parent's requests; got %d", len(reqs))
@@ -96,11 +96,16 @@ func TestRunSubagentJSON(t *testing.T) {
 }
 
 func TestRunSubagentText(t *testing.T) {
-	r, _ := runSubagent(t)
+	r, _, e := runSubagent(t)
 	if !strings.Contains(r.stderr, "[counter] ended completed") || !strings.Contains(r.stderr, "→ spawn_agent") {
 		t.Errorf("stderr does not show the child's progress:\n%s", r.stderr)
 	}
 	if !strings.Contains(r.stdout, "There are 3 files.") {
 		t.Errorf("stdout = %q", r.stdout)
+	}
+	parent := strings.TrimSpace(r.stderr[strings.LastIndex(r.stderr, "session ")+len("session "):])
+	show := e.run(nil, "sessions", "show", parent, "--store", e.store)
+	if show.code != 0 || !strings.Contains(show.stdout, "subagents:\n  counter (session ") || !strings.Contains(show.stdout, "): completed, 1 steps") {
+		t.Errorf("sessions show does not show the child:\n%s%s", show.stdout, show.stderr)
 	}
 }
