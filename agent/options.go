@@ -71,9 +71,10 @@ type Options struct {
 	// Enforce are handlers that decide this agent's calls and those of
 	// every child it spawns, at any depth, with the same decisions: a
 	// deny here blocks a child's call. They run before Hooks; a child's
-	// chain runs its ancestors' Enforce sets first, the root's outermost.
-	// Their observers are not subscribed (observe through Hooks: a
-	// child's events reach its ancestors' observers).
+	// chain runs its ancestors' Enforce sets first, the root's outermost;
+	// their model and tool middleware wrap the children's models and
+	// tools too. Their observers are not subscribed (observe through
+	// Hooks: a child's events reach its ancestors' observers).
 	Enforce *hook.Set
 	// Subagents configures spawning children (see Spawn); nil uses the
 	// defaults of SubagentOptions.

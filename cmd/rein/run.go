@@ -58,7 +58,7 @@ func (f *agentFlags) register(cmd *cobra.Command) {
 	fl.StringVarP(&f.session, "session", "s", "", "continue the session with this id (created if new)")
 	fl.StringVar(&f.fork, "fork", "", "start from a copy of session ID, up to event SEQ when given: ID[@SEQ]")
 	fl.StringVarP(&f.cwd, "cwd", "C", "", "the workspace directory (default the current directory)")
-	fl.StringVar(&f.tools, "tools", "", "comma-separated tools, or none (default "+strings.Join(defaultTools, ",")+")")
+	fl.StringVar(&f.tools, "tools", "", "comma-separated tools, or none (default "+strings.Join(defaultTools, ",")+"; add "+agent.SpawnToolName+" to let the model start subagents, named ones from .rein/agents)")
 	fl.StringVar(&f.approve, "approve", "", "approval of writes and commands: auto, ask or deny (default ask on a terminal, else deny)")
 	fl.BoolVar(&f.dryRun, "dry-run", false, "tools that change things only say what they would do")
 	fl.IntVar(&f.maxSteps, "max-steps", 0, "stop the turn after N steps (default 100)")
