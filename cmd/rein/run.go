@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -301,7 +302,9 @@ func (a *app) build(ctx context.Context, f *agentFlags, ask tool.Approver, inter
 		}
 		s.runHooks = mgr.Hooks()
 	}
-	hooks = s.kids.observe(hooks)
+	if slices.Contains(names, agent.SpawnToolName) {
+		hooks = s.kids.observe(hooks) // children's events reach observers, not the stream
+	}
 	maxSteps := f.maxSteps
 	if maxSteps == 0 && a.cfg != nil {
 		maxSteps = a.cfg.MaxSteps
