@@ -103,6 +103,8 @@ type Agent struct {
 	wg         sync.WaitGroup
 	toolsWG    sync.WaitGroup // the workers, and the tool calls left behind after a cancel
 	workers    *workers
+
+	kin kin // the agent's place in a tree of subagents
 }
 
 // New returns an agent over the session in opts (opened, repaired, or
@@ -266,6 +268,9 @@ func (a *Agent) Close() error {
 	a.wg.Wait()
 	var errs []error
 	for _, e := range a.tb.Load().byName {
+		if a.kin.borrowed[e.spec.Name] {
+			continue // the parent's tool: the parent closes it
+		}
 		if c, ok := tool.As[io.Closer](e.t); ok {
 			if err := c.Close(); err != nil {
 				errs = append(errs, fmt.Errorf("agent: close tool %s: %w", e.spec.Name, err))
@@ -279,6 +284,7 @@ func (a *Agent) Close() error {
 	}
 	a.workers.close()
 	a.toolsWG.Wait()
+	errs = append(errs, a.kin.closeAdopted()...)
 	for _, u := range a.unsub {
 		u()
 	}

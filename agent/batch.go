@@ -254,7 +254,7 @@ func (b *batch) dispatch(s *callState) {
 // progress is the report function of one call: each report is a
 // transient tool.progress event for observers.
 func (r *runState) progress(id llm.CallID) func(tool.Progress) {
-	if !r.a.bus.Has() {
+	if !r.a.observed() {
 		return noProgress
 	}
 	return func(p tool.Progress) {

@@ -68,6 +68,30 @@
 // they subscribe to: assistant.chunk deltas, tool.progress,
 // compaction.progress.
 //
+// Subagents (kin.go, spawn.go, spawntool.go, rollup.go): Spawn, from a
+// tool or hook of a run, or the model-facing SpawnTool, runs a child
+// agent over the same store in a session of its own — empty, or a fork
+// of the parent's log up to the spawning step, balanced. The parent's log
+// records subagent.start (the child's session and run, name, depth) and
+// subagent.end (answer, end reason, usage and cost by model, the child's
+// own children included); the child's events carry the parent's run as
+// ParentRun and are published on the ancestors' buses too, so the
+// parent's observers see them (Lineage gives their depth). Enforcement
+// passes down as hooks: Options.Enforce and the Approver decide every
+// descendant's calls, while Options.Hooks stay the agent's own. A child
+// is cancelled with its parent's cause, or alone through CancelTool on
+// its spawn call (cause call-cancelled). Options.Subagents caps depth
+// and concurrency: the main agent's spawns over the cap wait (recorded
+// as subagent.queued), deeper ones are refused; a child's budgets are at
+// most what remains of the parent's, and the parent's budgets count its
+// children. Resources a finished child leaves running (a shell's
+// background tasks, SpawnRequest.Closers) are handed to the parent
+// (subagent.handoff) and closed when it closes. Result.Children and
+// Result.Total, and the same fields of RunSummary, roll the children up;
+// a summary of the parent's log alone has them too. Named definitions
+// (Markdown with YAML front matter) are read by package agentdef and
+// listed in the spawn tool's description.
+//
 // Quick start:
 //
 //	a, err := agent.New(&agent.Options{

@@ -20,7 +20,9 @@ type logWriter struct {
 	mu      sync.Mutex
 	store   session.Store
 	bus     *hook.Bus
-	agent   string // the agent's name on its events
+	agent   string        // the agent's name on its events
+	parent  session.RunID // the parent's run, on a subagent's events
+	up      []*hook.Bus   // the ancestors' buses: a subagent's events reach their observers
 	now     func() time.Time
 	sid     session.ID
 	seq     int64
@@ -75,7 +77,7 @@ func (w *logWriter) repairLocked(ctx context.Context, events []session.Event) er
 		return nil
 	}
 	for i := range fix {
-		fix[i].Agent = w.agent
+		fix[i].Agent, fix[i].ParentRun = w.agent, w.parent
 	}
 	if err := w.store.Append(ctx, w.sid, fix...); err != nil {
 		return err
@@ -127,7 +129,7 @@ func (w *logWriter) emit(turn session.TurnID, run session.RunID, p session.Paylo
 
 func (w *logWriter) emitLocked(turn session.TurnID, run session.RunID, p session.Payload) {
 	w.seq++
-	w.pending = append(w.pending, session.Event{Seq: w.seq, Time: w.now(), Session: w.sid, Turn: turn, Run: run, Agent: w.agent, Data: p})
+	w.pending = append(w.pending, session.Event{Seq: w.seq, Time: w.now(), Session: w.sid, Turn: turn, Run: run, ParentRun: w.parent, Agent: w.agent, Data: p})
 }
 
 // flush appends the pending events in one write, then folds them into the
@@ -151,6 +153,9 @@ func (w *logWriter) flush(ctx context.Context, then func([]session.Event)) error
 	w.hist.Add(batch...)
 	for i := range batch {
 		w.bus.Publish(batch[i])
+		for _, b := range w.up {
+			b.Publish(batch[i])
+		}
 	}
 	if then != nil {
 		then(batch)
@@ -240,7 +245,10 @@ func (w *logWriter) messages() []llm.Message {
 
 // publish offers a transient event (never written) of the run to the bus.
 func (w *logWriter) publish(turn session.TurnID, run session.RunID, p session.Payload) session.Event {
-	ev := session.Event{Time: w.now(), Session: w.session(), Turn: turn, Run: run, Agent: w.agent, Data: p}
+	ev := session.Event{Time: w.now(), Session: w.session(), Turn: turn, Run: run, ParentRun: w.parent, Agent: w.agent, Data: p}
 	w.bus.PublishTransient(ev)
+	for _, b := range w.up {
+		b.PublishTransient(ev)
+	}
 	return ev
 }

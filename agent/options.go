@@ -65,8 +65,20 @@ type Options struct {
 	// a new session with a store-chosen id.
 	Session session.ID
 
-	// Hooks are the agent-level handlers and observers.
+	// Hooks are the agent-level handlers and observers. They are this
+	// agent's own: the children it spawns do not run them.
 	Hooks *hook.Set
+	// Enforce are handlers that decide this agent's calls and those of
+	// every child it spawns, at any depth, with the same decisions: a
+	// deny here blocks a child's call. They run before Hooks; a child's
+	// chain runs its ancestors' Enforce sets first, the root's outermost;
+	// their model and tool middleware wrap the children's models and
+	// tools too. Their observers are not subscribed (observe through
+	// Hooks: a child's events reach its ancestors' observers).
+	Enforce *hook.Set
+	// Subagents configures spawning children (see Spawn); nil uses the
+	// defaults of SubagentOptions.
+	Subagents *SubagentOptions
 	// Approver decides calls an approval handler answered with Ask, and,
 	// when set, every call of a tool that is not read-only that no handler
 	// decided. Nil means an Ask is denied and other calls are allowed.

@@ -41,6 +41,11 @@ type Result struct {
 	Usage   llm.Usage
 	Cost    float64
 	ByModel map[string]ModelUsage
+	// Children are the children the run spawned, each with its usage and
+	// cost (theirs included); Total is the run's usage and cost with
+	// every child's included, by model.
+	Children []ChildUsage
+	Total    Totals
 	// TTFT is the time from the run's start to the first streamed chunk.
 	TTFT     time.Duration
 	Duration time.Duration
@@ -75,6 +80,8 @@ func (r *runState) result(reason session.EndReason, cause string) *Result {
 	for k, v := range m.byModel {
 		res.ByModel[k] = *v
 	}
+	res.Children = r.kids.list()
+	res.Total = totalOf(res.Usage, res.Cost, res.ByModel, res.Children)
 	return res
 }
 

@@ -43,6 +43,7 @@ type runState struct {
 	output   output
 	guards   *guards
 	pipe     pipeline
+	kids     children // the children this run spawned
 	compact  compactState
 	events   [][]session.Event // the run's events, in chunks so growth never copies
 }
@@ -170,13 +171,13 @@ func (a *Agent) newRun(ctx context.Context, req *RunRequest, fn func(session.Eve
 	rctx, cancel := context.WithCancelCause(ctx)
 	r := &runState{a: a, w: a.w, ctl: newControl(cancel), id: session.RunID(a.opts.NewID()), sid: a.w.session(),
 		sink: sink{fn: fn}, maxSteps: a.maxSteps, meter: newMeter(a.opts.Now())}
-	r.ctx = hook.WithNotes(rctx, func(d *session.HookDecision) { r.emit(d) })
+	r.ctx = withRun(hook.WithNotes(rctx, func(d *session.HookDecision) { r.emit(d) }), r)
 	r.wctx = context.WithoutCancel(r.ctx)
 	if req.MaxSteps > 0 {
 		r.maxSteps = req.MaxSteps
 	}
 	r.guards = newGuards(r, a.opts.Limits)
-	r.chain = hook.Join(a.opts.Hooks, req.Hooks, r.guards.set).Recording(r.record)
+	r.chain = hook.Join(a.chainSets(req.Hooks, r.guards.set)...).Recording(r.record)
 	r.toolMWs = r.chain.ToolMiddleware()
 	mws := r.chain.ModelMiddleware()
 	r.models = make([]llm.Model, len(a.targets))
@@ -274,7 +275,7 @@ func (r *runState) aborted() *turnEnd {
 	cause := r.ctl.cause
 	r.a.mu.Unlock()
 	if cause == "" {
-		cause = "parent" // the caller's context was cancelled
+		cause = inheritedCause(r.ctx) // the caller's context was cancelled
 	}
 	return &turnEnd{reason: session.EndAborted, cause: cause}
 }
@@ -354,7 +355,7 @@ func (r *runState) transient(p session.Payload) {
 }
 
 // listened reports whether anyone takes transient events.
-func (r *runState) listened() bool { return r.sink.wants() || r.a.bus.Has() }
+func (r *runState) listened() bool { return r.sink.wants() || r.a.observed() }
 
 func (r *runState) scope() hook.Scope {
 	return hook.Scope{Session: r.sid, Turn: r.turn, Run: r.id, Agent: r.a.opts.Name, Step: r.step}

@@ -32,6 +32,11 @@ type RunSummary struct {
 	Decisions        []Decision         `json:"decisions,omitempty"`
 	Repairs          []session.Repair   `json:"repairs,omitempty"`
 	Interrupted      int                `json:"interrupted,omitempty"` // interrupted assistant messages
+
+	// Children are the children the runs spawned (from subagent.end
+	// events); Total adds their usage and cost to the runs' own.
+	Children []ChildUsage `json:"children,omitempty"`
+	Total    Totals       `json:"total"`
 }
 
 // CallNote names a tool call and what happened to it.
@@ -78,6 +83,7 @@ func SummarizeCost(events []session.Event, cost func(model string, u llm.Usage) 
 		s.add(ev.Data, cost)
 	}
 	s.Runs = len(runs)
+	s.Total = totalOf(s.Usage, s.Cost, s.ByModel, s.Children)
 	if !first.IsZero() {
 		s.Duration = last.Sub(first)
 	}
@@ -115,6 +121,8 @@ func (s *RunSummary) add(p session.Payload, cost func(model string, u llm.Usage)
 		s.Fallbacks = append(s.Fallbacks, *p)
 	case *session.Repair:
 		s.Repairs = append(s.Repairs, *p)
+	case *session.SubagentEnd:
+		s.Children = append(s.Children, childUsageOf(p))
 	}
 }
 

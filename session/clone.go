@@ -128,6 +128,9 @@ func ClonePayload(p Payload) Payload {
 		c := *p
 		return &c
 	}
+	if c, ok := cloneSubagent(p); ok {
+		return c
+	}
 	// Unreachable: the payload set is sealed.
 	return p
 }

@@ -549,5 +549,5 @@ func newPayload(typ string) Payload {
 	case TypeCompactionProgress:
 		return new(CompactionProgress)
 	}
-	return nil
+	return newSubagentPayload(typ)
 }

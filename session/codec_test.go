@@ -110,7 +110,7 @@ func TestCodecShape(t *testing.T) {
 }
 
 func TestB52_UnknownTypeKeptRaw(t *testing.T) {
-	line := `{"seq":3,"time":"2026-01-02T03:04:05Z","session":"s","turn":"t","run":"r","type":"subagent.start","data":{"name":"explorer",  "depth":1,"extra":{"z":[true,null]}}}`
+	line := `{"seq":3,"time":"2026-01-02T03:04:05Z","session":"s","turn":"t","run":"r","type":"planner.note","data":{"name":"explorer",  "depth":1,"extra":{"z":[true,null]}}}`
 	e, err := session.DecodeEvent([]byte(line))
 	if err != nil {
 		t.Fatal(err)
@@ -119,7 +119,7 @@ func TestB52_UnknownTypeKeptRaw(t *testing.T) {
 	if !ok {
 		t.Fatalf("decoded %T, want *session.Unknown", e.Data)
 	}
-	if u.Type != "subagent.start" || u.EventType() != "subagent.start" {
+	if u.Type != "planner.note" || u.EventType() != "planner.note" {
 		t.Errorf("Unknown type = %q", u.Type)
 	}
 	// MarshalJSON and AppendEventJSON keep the bytes; json.Marshal of a

@@ -20,7 +20,7 @@ import (
 func richLog(id session.ID) *sessiontest.Log {
 	l := sessiontest.NewLog(id).FullTurn("one", "c1", "c2")
 	l.StartTurn("two").Add(&session.ContextMessage{Parts: text("ctx"), Source: "hook"})
-	l.Add(&session.Unknown{Type: "subagent.start", Raw: json.RawMessage(`{"name": "explorer"}`)})
+	l.Add(&session.Unknown{Type: "planner.note", Raw: json.RawMessage(`{"name": "explorer"}`)})
 	l.Step("looking", "c3").Add(&session.SteeringMessage{Parts: text("hurry"), Source: session.SourceSteer})
 	l.Step("found it", "c4", "c5").Step("done").EndTurn()
 	l.StartTurn("three").Add(&session.Compaction{Summary: "turns one and two", FromSeq: 1, ToSeq: int64(len(l.Events))})

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/reinhq/rein/agent"
 	"github.com/reinhq/rein/llm"
 	"github.com/reinhq/rein/provider/anthropic"
 	"github.com/reinhq/rein/provider/openai"
@@ -178,8 +179,8 @@ func parseToolList(spec string, cfg *config) ([]string, error) {
 		if n == "" {
 			continue
 		}
-		if !slices.Contains(defaultTools, n) {
-			return nil, usageErrorf("--tools: unknown tool %q; choose from %s, or none", n, strings.Join(defaultTools, ","))
+		if !slices.Contains(defaultTools, n) && n != agent.SpawnToolName {
+			return nil, usageErrorf("--tools: unknown tool %q; choose from %s,%s, or none", n, strings.Join(defaultTools, ","), agent.SpawnToolName)
 		}
 		names = append(names, n)
 	}
@@ -221,6 +222,13 @@ func buildTools(root, spillDir string, names []string, box *shellBox) (*toolKit,
 	}
 	if want("todo") {
 		kit.tools = append(kit.tools, todo.New(nil))
+	}
+	if want(agent.SpawnToolName) {
+		t, err := spawnTool(root)
+		if err != nil {
+			return nil, err
+		}
+		kit.tools = append(kit.tools, t)
 	}
 	return kit, nil
 }

@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -62,7 +63,7 @@ func (f *agentFlags) register(cmd *cobra.Command) {
 	fl.StringVarP(&f.session, "session", "s", "", "continue the session with this id (created if new)")
 	fl.StringVar(&f.fork, "fork", "", "start from a copy of session ID, up to event SEQ when given: ID[@SEQ]")
 	fl.StringVarP(&f.cwd, "cwd", "C", "", "the workspace directory (default the current directory)")
-	fl.StringVar(&f.tools, "tools", "", "comma-separated tools, or none (default "+strings.Join(defaultTools, ",")+")")
+	fl.StringVar(&f.tools, "tools", "", "comma-separated tools, or none (default "+strings.Join(defaultTools, ",")+"; add "+agent.SpawnToolName+" to let the model start subagents, named ones from .rein/agents)")
 	fl.StringVar(&f.approve, "approve", "", "approval of writes and commands: auto, ask or deny (default ask on a terminal, else deny)")
 	fl.BoolVar(&f.dryRun, "dry-run", false, "tools that change things only say what they would do")
 	fl.IntVar(&f.maxSteps, "max-steps", 0, "stop the turn after N steps (default 100)")
@@ -91,6 +92,7 @@ type setup struct {
 	resumed  bool         // the session existed before
 	shared   bool         // store is the host's: not closed here
 	box      *shellBox    // where the shell's commands run; nil without a shell
+	kids     childView    // shows the subagents' events
 }
 
 // mcpSets gives the agent the MCP servers' current tools at every step.
@@ -321,6 +323,9 @@ func (a *app) build(ctx context.Context, f *agentFlags, ask tool.Approver, inter
 		}
 		s.runHooks = mgr.Hooks()
 	}
+	if slices.Contains(names, agent.SpawnToolName) {
+		hooks = s.kids.observe(hooks) // children's events reach observers, not the stream
+	}
 	maxSteps := f.maxSteps
 	if maxSteps == 0 && a.cfg != nil {
 		maxSteps = a.cfg.MaxSteps
@@ -496,18 +501,24 @@ func (a *app) runTurn(ctx context.Context, f *agentFlags, prompt string, jsonOut
 	} else {
 		r = newTextRenderer(a.stdout, a.stderr)
 	}
+	r = s.kids.attach(r)
 	var end *session.TurnEnd
 	var runErr error
+	children := 0
 	for ev, err := range s.agent.Stream(runCtx, s.request(prompt)) {
 		if err != nil {
 			runErr = err
 			break
 		}
-		if te, ok := ev.Data.(*session.TurnEnd); ok {
-			end = te
+		switch d := ev.Data.(type) {
+		case *session.TurnEnd:
+			end = d
+		case *session.SubagentEnd:
+			children++
 		}
 		r.event(ev)
 	}
+	s.kids.wait(children)
 	r.flush()
 	fmt.Fprintf(a.stderr, "session %s\n", s.agent.Session())
 	return turnExit(end, runErr)

@@ -150,6 +150,9 @@ func (a *app) sessionsShow() *cobra.Command {
 					}
 				}
 				fmt.Fprintf(w, "\n---\n%d turns; tokens: %d in, %d out, %d cache read, %d cache write\n", turns, u.Input, u.Output, u.CacheRead, u.CacheWrite)
+				if err := writeChildren(cmd.Context(), w, st, events, ""); err != nil {
+					return err
+				}
 				return w.Flush()
 			})
 		},

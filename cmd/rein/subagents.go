@@ -1,0 +1,184 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/reinhq/rein/agent"
+	"github.com/reinhq/rein/agent/agentdef"
+	"github.com/reinhq/rein/hook"
+	"github.com/reinhq/rein/session"
+	"github.com/reinhq/rein/tool"
+)
+
+// spawnTool is the spawn_agent tool of 'rein run' and 'rein chat' (named
+// in --tools), offering the named agents of the workspace's .rein/agents/
+// and .claude/agents/ and of the user's config folder. A definition's
+// model is not looked up: children run on the session's model.
+func spawnTool(root string) (tool.Tool, error) {
+	defs, err := agentdef.Discover(&agentdef.DiscoverOptions{Workspace: root, UserDir: filepath.Join(configDir(), "agents")})
+	if err != nil {
+		return nil, fmt.Errorf("agent definitions: %w", err)
+	}
+	return agent.SpawnTool(&agent.SpawnToolOptions{Definitions: defs}), nil
+}
+
+// childView shows the events of subagents, which reach the parent's
+// observers rather than its stream, with the run's renderer: --json
+// prints them as they are (their session and parent_run say whose they
+// are), text output prints their tool calls and ends indented under the
+// parent's, named.
+type childView struct {
+	mu    sync.Mutex
+	r     renderer
+	lin   agent.Lineage
+	ended int           // child turns seen ending
+	more  chan struct{} // a child turn ended
+}
+
+// observe adds the view's observer to hs (nil makes a set).
+func (v *childView) observe(hs *hook.Set) *hook.Set {
+	if hs == nil {
+		hs = &hook.Set{}
+	}
+	v.more = make(chan struct{}, 1)
+	return hs.Observe("subagents", "", v.event)
+}
+
+// attach makes r the renderer of the run in flight and returns it, safe
+// to share with the observer.
+func (v *childView) attach(r renderer) renderer {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	v.r = r
+	return &lockedRenderer{v: v, r: r}
+}
+
+// wait lets the observer catch up with children subagent.end events
+// reported, for at most a second.
+func (v *childView) wait(children int) {
+	deadline := time.After(time.Second)
+	for {
+		v.mu.Lock()
+		done := v.ended >= children
+		v.mu.Unlock()
+		if done {
+			return
+		}
+		select {
+		case <-v.more:
+		case <-deadline:
+			return
+		}
+	}
+}
+
+func (v *childView) event(ev session.Event) {
+	if ev.ParentRun == "" {
+		return
+	}
+	depth := v.lin.Depth(ev)
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if _, ok := ev.Data.(*session.TurnEnd); ok {
+		v.ended++
+		defer func() {
+			select {
+			case v.more <- struct{}{}:
+			default:
+			}
+		}()
+	}
+	switch r := v.r.(type) {
+	case *jsonRenderer:
+		r.event(ev)
+		r.flush()
+	case *textRenderer:
+		childLine(r, ev, strings.Repeat("  ", depth)+"["+ev.Agent+"] ")
+	}
+}
+
+// childLine prints one child event of note.
+func childLine(r *textRenderer, ev session.Event, prefix string) {
+	switch d := ev.Data.(type) {
+	case *session.ToolCall:
+		fmt.Fprintf(r.info, "%s→ %s %s\n", prefix, d.Name, shortArgs(d.Args))
+	case *session.ToolResult:
+		outcome := "ok"
+		if d.IsError {
+			outcome = "error: " + firstLine(resultText(d.Parts))
+		}
+		fmt.Fprintf(r.info, "%s  %s %s\n", prefix, d.Name, shorten(outcome, 100))
+	case *session.TurnEnd:
+		fmt.Fprintf(r.info, "%sended %s\n", prefix, d.Reason)
+	}
+}
+
+// lockedRenderer shares a renderer between the run's stream and the
+// subagents' observer.
+type lockedRenderer struct {
+	v *childView
+	r renderer
+}
+
+func (l *lockedRenderer) event(ev session.Event) {
+	l.v.mu.Lock()
+	defer l.v.mu.Unlock()
+	l.r.event(ev)
+}
+
+func (l *lockedRenderer) flush() {
+	l.v.mu.Lock()
+	defer l.v.mu.Unlock()
+	l.r.flush()
+}
+
+// writeChildren prints the tree of the subagents events started, read
+// from their own sessions: name, session, how each ended and what it
+// cost, its own children indented under it.
+func writeChildren(ctx context.Context, w io.Writer, st session.Store, events []session.Event, indent string) error {
+	ends := map[session.ID]*session.SubagentEnd{}
+	var starts []*session.SubagentStart
+	for _, ev := range events {
+		switch d := ev.Data.(type) {
+		case *session.SubagentStart:
+			starts = append(starts, d)
+		case *session.SubagentEnd:
+			ends[d.ChildSession] = d
+		}
+	}
+	if len(starts) > 0 && indent == "" {
+		fmt.Fprintf(w, "subagents:\n")
+	}
+	for _, s := range starts {
+		how := "no recorded end"
+		if e := ends[s.ChildSession]; e != nil {
+			how = string(e.Reason)
+			if e.Cause != "" {
+				how += " (" + e.Cause + ")"
+			}
+			how += fmt.Sprintf(", %d steps, %d tokens", e.Steps, e.Usage.Total())
+			if e.Cost > 0 {
+				how += fmt.Sprintf(", $%.4f", e.Cost)
+			}
+		}
+		kind := ""
+		if s.Fork {
+			kind = " fork"
+		}
+		fmt.Fprintf(w, "%s  %s%s (session %s): %s\n", indent, s.Name, kind, s.ChildSession, how)
+		child, err := collect(st.Events(ctx, s.ChildSession, 0))
+		if err != nil {
+			return fmt.Errorf("read the subagent session %s: %w", s.ChildSession, err)
+		}
+		if err := writeChildren(ctx, w, st, child, indent+"  "); err != nil {
+			return err
+		}
+	}
+	return nil
+}
