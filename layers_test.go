@@ -23,6 +23,7 @@ var layers = map[string][]string{
 	"mcp":         {"llm", "tool", "session", "hook", "mcp"},
 	"agent":       {"llm", "tool", "session", "hook", "agent"},
 	"internal":    {"llm", "tool", "session", "hook", "internal"},
+	"telemetry":   {"llm", "tool", "session", "hook", "agent", "telemetry"},
 	"acp":         {"llm", "tool", "session", "hook", "mcp", "agent", "acp"},
 	"cmd":         {""}, // the host may import anything
 }
