@@ -84,6 +84,8 @@ type setup struct {
 	mcp      *mcp.Manager // nil without MCP servers
 	mcpLog   *mcpLog      // its lifecycle events, for the session log
 	resumed  bool         // the session existed before
+	// stopTelemetry flushes exported spans; nil when OTEL_* asks for none.
+	stopTelemetry func() error
 }
 
 // mcpSets gives the agent the MCP servers' current tools at every step.
@@ -122,6 +124,9 @@ func (s *setup) closeWith(reason string) error {
 		for _, c := range s.kit.closers {
 			errs = append(errs, c.Close())
 		}
+	}
+	if s.stopTelemetry != nil {
+		errs = append(errs, s.stopTelemetry())
 	}
 	if s.store != nil {
 		errs = append(errs, s.store.Close())
@@ -303,6 +308,9 @@ func (a *app) build(ctx context.Context, f *agentFlags, ask tool.Approver, inter
 			s.system += "\n\n" + in
 		}
 		s.runHooks = mgr.Hooks()
+	}
+	if hooks, s.stopTelemetry, err = a.telemetry(ctx, hooks); err != nil {
+		return nil, err
 	}
 	maxSteps := f.maxSteps
 	if maxSteps == 0 && a.cfg != nil {
