@@ -27,7 +27,7 @@ type echoIn struct {
 	Text string `json:"text"`
 }
 
-func echoTool(t *testing.T) tool.Tool {
+func echoTool(t testing.TB) tool.Tool {
 	t.Helper()
 	echo, err := tool.New("echo", "Echo the text.", func(ctx context.Context, in echoIn, call *tool.Call) (*tool.Result, error) {
 		return tool.Text("echo: " + in.Text), nil
