@@ -15,6 +15,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
 	"github.com/reinhq/rein/agent"
+	"github.com/reinhq/rein/hook"
 	"github.com/reinhq/rein/llm"
 	"github.com/reinhq/rein/llm/llmtest"
 	"github.com/reinhq/rein/telemetry"
@@ -272,4 +273,55 @@ func TestCaptureWithoutRedactor(t *testing.T) {
 			t.Errorf("attributes holding the content (-want +got):\n%s", diff)
 		}
 	})
+}
+
+// A call a gate denies and a call of an unknown tool never run: each
+// still gets an execute_tool span with its outcome and error type, and
+// the gate's decision is an event of the run's span.
+func TestDeniedAndUnknownCalls(t *testing.T) {
+	spans := tracetest.NewInMemoryExporter()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(spans))
+	obs := telemetry.New(&telemetry.Options{TracerProvider: tp})
+	hooks := obs.Register(new(hook.Set).ToolGate("no-echo", func(ctx context.Context, in *hook.ToolInput) (hook.GateDecision, error) {
+		if in.Call.Name != "echo" {
+			return nil, nil
+		}
+		return &hook.Deny{Reason: "not today"}, nil
+	}))
+	model := llmtest.NewModel(
+		llmtest.CallTools(llm.ToolCall{ID: "c1", Name: "echo", Args: []byte(`{"text":"x"}`)}, llm.ToolCall{ID: "c2", Name: "missing", Args: []byte(`{}`)}),
+		llmtest.Reply("ok"),
+	)
+	a, err := agent.New(&agent.Options{Model: model, Provider: "llmtest", ModelName: "scripted", Tools: []tool.Tool{echoTool(t)}, Hooks: hooks})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Run(context.Background(), &agent.RunRequest{Prompt: "go"}); err != nil {
+		t.Fatal(err)
+	}
+	a.Close()
+	obs.Close()
+	got := map[string]map[string]string{}
+	var runEvents []string
+	for _, s := range spans.GetSpans() {
+		a := attrs(s.Attributes)
+		if strings.HasPrefix(s.Name, "execute_tool") {
+			got[s.Name] = map[string]string{"outcome": a["rein.tool.outcome"], "error.type": a["error.type"], "status": s.Status.Code.String()}
+		}
+		if s.Name == "invoke_agent rein" {
+			for _, e := range s.Events {
+				runEvents = append(runEvents, e.Name+" "+attrs(e.Attributes)["rein.hook.decision"]+" "+attrs(e.Attributes)["gen_ai.tool.call.id"])
+			}
+		}
+	}
+	t.Logf("execute_tool spans: %v", got)
+	if o := got["execute_tool echo"]; o["outcome"] != "gate-block" || o["error.type"] == "" || o["status"] != "Error" {
+		t.Errorf("denied call span = %v, want outcome gate-block with an error type and status", o)
+	}
+	if o := got["execute_tool missing"]; o["outcome"] != "unknown" || o["error.type"] == "" || o["status"] != "Error" {
+		t.Errorf("unknown tool span = %v, want outcome unknown with an error type and status", o)
+	}
+	if diff := cmp.Diff([]string{"rein.hook.decision deny c1"}, runEvents); diff != "" {
+		t.Errorf("run span events (-want +got):\n%s", diff)
+	}
 }
