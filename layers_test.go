@@ -24,6 +24,7 @@ var layers = map[string][]string{
 	"agent":       {"llm", "tool", "session", "hook", "agent"},
 	"internal":    {"llm", "tool", "session", "hook", "internal"},
 	"serve":       {"llm", "tool", "session", "hook", "agent", "serve"},
+	"telemetry":   {"llm", "tool", "session", "hook", "agent", "telemetry"},
 	"acp":         {"llm", "tool", "session", "hook", "mcp", "agent", "acp"},
 	"cmd":         {""}, // the host may import anything
 }

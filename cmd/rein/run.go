@@ -93,6 +93,8 @@ type setup struct {
 	shared   bool         // store is the host's: not closed here
 	box      *shellBox    // where the shell's commands run; nil without a shell
 	kids     childView    // shows the subagents' events
+	// stopTelemetry flushes exported spans; nil when OTEL_* asks for none.
+	stopTelemetry func() error
 }
 
 // mcpSets gives the agent the MCP servers' current tools at every step.
@@ -131,6 +133,9 @@ func (s *setup) closeWith(reason string) error {
 		for _, c := range s.kit.closers {
 			errs = append(errs, c.Close())
 		}
+	}
+	if s.stopTelemetry != nil {
+		errs = append(errs, s.stopTelemetry())
 	}
 	if s.store != nil && !s.shared {
 		errs = append(errs, s.store.Close())
@@ -325,6 +330,9 @@ func (a *app) build(ctx context.Context, f *agentFlags, ask tool.Approver, inter
 	}
 	if slices.Contains(names, agent.SpawnToolName) {
 		hooks = s.kids.observe(hooks) // children's events reach observers, not the stream
+	}
+	if hooks, s.stopTelemetry, err = a.telemetry(ctx, hooks); err != nil {
+		return nil, err
 	}
 	maxSteps := f.maxSteps
 	if maxSteps == 0 && a.cfg != nil {
