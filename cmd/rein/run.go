@@ -268,12 +268,13 @@ func (a *app) build(ctx context.Context, f *agentFlags, ask tool.Approver, inter
 	// Hook commands of the config file and the workspace's settings.
 	var hooks *hook.Set
 	notices := s.kit.notices
-	if s.commands, err = a.loadHooks(s.root, f.hooks, s.store); err != nil {
+	if s.commands, err = a.loadHooks(s.root, f.hooks, s.store, mode); err != nil {
 		return nil, err
 	}
 	if s.commands != nil {
 		hooks = s.commands.Hooks()
 		notices = joinNotices(s.kit.notices, s.commands.Notices)
+		approver = hookAsks(s.commands, approver, ask)
 	}
 	// MCP servers from the config file and --mcp: their tools join the
 	// built-in ones, their instructions the system prompt, their auth

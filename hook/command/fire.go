@@ -36,7 +36,7 @@ func (r *Runner) fire(ctx context.Context, c *call) ([]result, error) {
 		return nil, nil
 	}
 	r.describe(c)
-	payload, err := encodeInput(c, sel)
+	payload, err := r.encodeInput(c)
 	if err != nil {
 		return nil, err
 	}
@@ -44,7 +44,7 @@ func (r *Runner) fire(ctx context.Context, c *call) ([]result, error) {
 	runOne := func(i int) {
 		e := sel[i]
 		res[i].e = e
-		res[i].out = r.run(ctx, e.Command, e.Timeout, payload[spelling(e)])
+		res[i].out = r.run(ctx, e.Command, e.Timeout, payload)
 		if res[i].out.err == nil {
 			res[i].ans = decode(c.event, &res[i].out)
 		}
@@ -80,7 +80,7 @@ func (r *Runner) selected(c *call) []*Entry {
 	var seen []string
 	for i := range r.entries {
 		e := &r.entries[i]
-		if e.Event != c.event || !e.Matches(c.tool) || containsStr(seen, e.Command) {
+		if e.Event != c.event || !e.matches(c.tool, r.opts.MCPServers) || containsStr(seen, e.Command) {
 			continue
 		}
 		seen = append(seen, e.Command)
@@ -102,33 +102,17 @@ func (r *Runner) describe(c *call) {
 	}
 }
 
-// spelling is the index of e's payload in encodeInput's answer: 0 for
-// rein's tool names, 1 for Claude's.
-func spelling(e *Entry) int {
-	if e.Claude {
-		return 1
+// encodeInput encodes c's input, told in the hook format's vocabulary
+// whichever settings file the entries come from.
+func (r *Runner) encodeInput(c *call) ([]byte, error) {
+	in := c.in
+	if c.tool != "" {
+		in.ToolName = theirName(c.tool, r.opts.MCPServers)
 	}
-	return 0
-}
-
-// encodeInput encodes c's input once for each spelling of tool names the
-// entries in sel use.
-func encodeInput(c *call, sel []*Entry) ([2][]byte, error) {
-	var payload [2][]byte // rein spelling, Claude spelling
-	for _, e := range sel {
-		k := spelling(e)
-		if payload[k] != nil {
-			continue
-		}
-		in := c.in
-		if c.tool != "" {
-			in.ToolName = outName(c.tool, e.Claude)
-		}
-		b, err := json.Marshal(&in)
-		if err != nil {
-			return payload, fmt.Errorf("encode %s hook input: %w", c.event, err)
-		}
-		payload[k] = b
+	in.PermissionMode = r.opts.PermissionMode
+	b, err := json.Marshal(&in)
+	if err != nil {
+		return nil, fmt.Errorf("command: encode %s hook input: %w", c.event, err)
 	}
-	return payload, nil
+	return b, nil
 }
