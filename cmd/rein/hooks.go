@@ -95,8 +95,9 @@ func (a *app) hookLoadOptions(root, from string) (*command.LoadOptions, error) {
 // [hooks], .rein/settings.json, and with --hooks-from claude (or
 // hooks_from = "claude") .claude/settings.json and settings.local.json.
 // It returns nil, nil when nothing is configured. Non-blocking hook
-// errors and hooks' system messages are printed on a.stderr; transcript
-// paths come from the store when it keeps one file per session.
+// errors and hooks' system messages are printed on a.stderr; each
+// session's transcript, in the format hook programs parse, is kept under
+// the state directory.
 // mode is the --approve mode, told to hooks as permission_mode.
 func (a *app) loadHooks(root, from string, st session.Store, mode string) (*command.Runner, error) {
 	opts, err := a.hookLoadOptions(root, from)
@@ -117,8 +118,8 @@ func (a *app) loadHooks(root, from string, st session.Store, mode string) (*comm
 		return nil, nil
 	}
 	ro := &command.Options{Dir: root, OnReport: a.reportHook, PermissionMode: permissionMode(mode), MCPServers: a.mcpServerNames(root)}
-	if p, ok := st.(interface{ Path(session.ID) string }); ok {
-		ro.Transcript = p.Path
+	if st != nil {
+		ro.Transcripts = command.NewTranscripts(st, filepath.Join(stateDir(), "transcripts"))
 	}
 	r, err := command.New(entries, ro)
 	if err != nil {

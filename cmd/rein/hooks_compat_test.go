@@ -61,3 +61,44 @@ func TestConfigHookKeysAreKnown(t *testing.T) {
 		t.Fatalf("rein run with [hooks] in the config: exit %d, stderr:\n%s", r.code, r.stderr)
 	}
 }
+
+// TestHooksStopReadsTranscript: a "keep going until done" Stop hook reads
+// transcript_path (JSON lines as Claude Code writes them) under the
+// default SQLite store, finds the last assistant text without the word
+// DONE and sends the model back to work once.
+func TestHooksStopReadsTranscript(t *testing.T) {
+	needHooks(t)
+	e := newEnv(t)
+	e.writeSettings("Stop", "", e.hookScript("until-done.sh", `in=$(cat)
+path=$(printf '%s' "$in" | sed -n 's/.*"transcript_path":"\([^"]*\)".*/\1/p')
+[ -f "$path" ] || { echo "no transcript at '$path'" >&2; exit 1; }
+cp "$path" "$REIN_PROJECT_DIR/seen.jsonl"
+last=$(grep '"type":"assistant"' "$path" | tail -n 1)
+case "$last" in *DONE*) exit 0;; esac
+echo '{"decision":"block","reason":"Not done yet: keep going until the task is DONE."}'
+`, 0))
+	m := llmtest.NewModel(
+		llmtest.CallTool("call_1", "shell", `{"command":"echo hi"}`),
+		llmtest.Reply("working on it"),
+		llmtest.Reply("all DONE"))
+	srv := llmtest.NewServer(t, m)
+	r := e.run(anthropicWire.env(), anthropicWire.args(srv, e, "--approve", "auto", "finish the task")...)
+	if r.code != 0 {
+		t.Fatalf("exit %d, stderr:\n%s", r.code, r.stderr)
+	}
+	if n := len(m.Requests()); n != 3 {
+		t.Fatalf("requests = %d, want 3: the Stop hook should send the model back once", n)
+	}
+	if got := strings.Join(transcript(m.Requests()[2]), "\n"); !strings.Contains(got, "keep going until the task is DONE") {
+		t.Errorf("the nudge did not reach the model:\n%s", got)
+	}
+	b, err := os.ReadFile(filepath.Join(e.work, "seen.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`"type":"user"`, `"text":"finish the task"`, `"type":"tool_use"`, `"name":"Bash"`, `"type":"tool_result"`, `"text":"all DONE"`} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("the transcript lacks %s:\n%s", want, b)
+		}
+	}
+}

@@ -35,7 +35,7 @@ func (r *Runner) fire(ctx context.Context, c *call) ([]result, error) {
 	if len(sel) == 0 {
 		return nil, nil
 	}
-	r.describe(c)
+	r.describe(ctx, c)
 	payload, err := r.encodeInput(c)
 	if err != nil {
 		return nil, err
@@ -91,13 +91,21 @@ func (r *Runner) selected(c *call) []*Entry {
 
 // describe fills in the fields of c's input every event carries: the
 // session, turn, agent, working directory, event name and transcript.
-func (r *Runner) describe(c *call) {
+func (r *Runner) describe(ctx context.Context, c *call) {
 	c.in.SessionID = string(c.scope.Session)
 	c.in.Turn = string(c.scope.Turn)
 	c.in.Agent = c.scope.Agent
 	c.in.Cwd = r.opts.Dir
 	c.in.HookEventName = c.event
-	if r.opts.Transcript != nil && c.scope.Session != "" {
+	switch {
+	case c.scope.Session == "":
+	case r.opts.Transcripts != nil:
+		p, err := r.opts.Transcripts.Sync(ctx, c.scope.Session)
+		if err != nil {
+			r.opts.Logger.Warn("hook transcript not written", "err", err)
+		}
+		c.in.TranscriptPath = p
+	case r.opts.Transcript != nil:
 		c.in.TranscriptPath = r.opts.Transcript(c.scope.Session)
 	}
 }

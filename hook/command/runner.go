@@ -42,6 +42,10 @@ type Options struct {
 	// when a person approves calls, "bypassPermissions" when everything
 	// is allowed, "dontAsk" when what is not allowed is refused.
 	PermissionMode string
+	// Transcripts, when set, writes each session's transcript in the
+	// format hook programs parse and tells its path as transcript_path,
+	// brought up to date before every hook call. It wins over Transcript.
+	Transcripts *Transcripts
 	// Transcript returns the path of a session's NDJSON log or export, told
 	// to commands as transcript_path. Nil means an empty path.
 	Transcript func(session.ID) string
