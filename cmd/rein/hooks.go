@@ -118,6 +118,7 @@ func (a *app) loadHooks(root, from string, st session.Store, mode string) (*comm
 		return nil, nil
 	}
 	ro := &command.Options{Dir: root, OnReport: a.reportHook, PermissionMode: permissionMode(mode), MCPServers: a.mcpServerNames(root)}
+	ro.EnvDir = filepath.Join(stateDir(), "env")
 	if st != nil {
 		ro.Transcripts = command.NewTranscripts(st, filepath.Join(stateDir(), "transcripts"))
 	}

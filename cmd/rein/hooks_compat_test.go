@@ -102,3 +102,25 @@ echo '{"decision":"block","reason":"Not done yet: keep going until the task is D
 		}
 	}
 }
+
+// TestHooksSessionStartEnvFile: a SessionStart script that writes
+// "export" lines to $CLAUDE_ENV_FILE sets variables the session's later
+// shell commands see.
+func TestHooksSessionStartEnvFile(t *testing.T) {
+	needHooks(t)
+	e := newEnv(t)
+	e.writeSettings("SessionStart", "", e.hookScript("env.sh", `cat >/dev/null
+[ -n "$CLAUDE_ENV_FILE" ] || { echo "CLAUDE_ENV_FILE is not set" >&2; exit 1; }
+echo 'export GREETING=hello-from-hook' >> "$CLAUDE_ENV_FILE"
+`, 0))
+	m := llmtest.NewModel(llmtest.CallTool("call_1", "shell", `{"command":"echo \"$GREETING\" > greet.txt"}`), llmtest.Reply("ok"))
+	srv := llmtest.NewServer(t, m)
+	r := e.run(anthropicWire.env(), anthropicWire.args(srv, e, "--approve", "auto", "greet")...)
+	if r.code != 0 || strings.Contains(r.stderr, "CLAUDE_ENV_FILE") {
+		t.Fatalf("exit %d, stderr:\n%s", r.code, r.stderr)
+	}
+	b, err := os.ReadFile(filepath.Join(e.work, "greet.txt"))
+	if err != nil || strings.TrimSpace(string(b)) != "hello-from-hook" {
+		t.Errorf("greet.txt = %q, %v; want the variable the SessionStart hook exported", b, err)
+	}
+}

@@ -275,6 +275,9 @@ func (a *app) build(ctx context.Context, f *agentFlags, ask tool.Approver, inter
 		hooks = s.commands.Hooks()
 		notices = joinNotices(s.kit.notices, s.commands.Notices)
 		approver = hookAsks(s.commands, approver, ask)
+		if s.kit.shell != nil {
+			s.kit.shell.SourceEnv(s.commands.EnvFile(sid))
+		}
 	}
 	// MCP servers from the config file and --mcp: their tools join the
 	// built-in ones, their instructions the system prompt, their auth

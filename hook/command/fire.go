@@ -25,6 +25,7 @@ type call struct {
 	tool  string
 	id    llm.CallID
 	in    input
+	env   []string // added to the commands' environment
 }
 
 // fire runs every entry of c.event that matches c.tool, in parallel, and
@@ -44,7 +45,7 @@ func (r *Runner) fire(ctx context.Context, c *call) ([]result, error) {
 	runOne := func(i int) {
 		e := sel[i]
 		res[i].e = e
-		res[i].out = r.run(ctx, e.Command, e.Timeout, payload)
+		res[i].out = r.run(ctx, e.Command, e.Timeout, payload, c.env)
 		if res[i].out.err == nil {
 			res[i].ans = decode(c.event, &res[i].out)
 		}

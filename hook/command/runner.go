@@ -42,6 +42,9 @@ type Options struct {
 	// when a person approves calls, "bypassPermissions" when everything
 	// is allowed, "dontAsk" when what is not allowed is refused.
 	PermissionMode string
+	// EnvDir holds each session's CLAUDE_ENV_FILE (see EnvFile); empty
+	// means SessionStart hooks are not given one.
+	EnvDir string
 	// Transcripts, when set, writes each session's transcript in the
 	// format hook programs parse and tells its path as transcript_path,
 	// brought up to date before every hook call. It wins over Transcript.

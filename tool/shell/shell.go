@@ -89,6 +89,8 @@ type Shell struct {
 	shell  string
 	log    *slog.Logger
 	nextID atomic.Int64
+	// envFile is the file BASH_ENV names for commands; see SourceEnv.
+	envFile atomic.Pointer[string]
 
 	mu      sync.Mutex
 	tasks   map[string]*task
@@ -231,8 +233,18 @@ func (s *Shell) env() []string {
 		}
 		out = append(out, kv)
 	}
-	return append(out, "PAGER=cat", "GIT_PAGER=cat", "GIT_TERMINAL_PROMPT=0")
+	out = append(out, "PAGER=cat", "GIT_PAGER=cat", "GIT_TERMINAL_PROMPT=0")
+	if p := s.envFile.Load(); p != nil && *p != "" {
+		out = append(out, "BASH_ENV="+*p)
+	}
+	return out
 }
+
+// SourceEnv names a file of shell lines (such as "export NAME=value")
+// that bash reads before each later command, through BASH_ENV: how the
+// variables a session-start hook writes reach the commands. Empty stops
+// it. It is safe to call while commands run.
+func (s *Shell) SourceEnv(path string) { s.envFile.Store(&path) }
 
 // display shows a path relative to the workspace when it is inside it.
 func (s *Shell) display(p string) string {
