@@ -22,8 +22,11 @@
 // otherwise) is killed with its process group and the boundary fails
 // closed. Commands get rein's environment without variables that look like
 // credentials (API keys, tokens, passwords) unless Options.PassEnv names
-// them, plus REIN_PROJECT_DIR and CLAUDE_PROJECT_DIR; values of withheld
-// variables are cut from what a hook prints.
+// them, plus REIN_PROJECT_DIR and CLAUDE_PROJECT_DIR (CLAUDE_PLUGIN_ROOT
+// for a plugin's hooks/hooks.json, CLAUDE_ENV_FILE for SessionStart with
+// Options.EnvDir); values of withheld variables are cut from what a hook
+// prints. transcript_path names a transcript in the JSON-lines format
+// those programs parse, kept by Options.Transcripts.
 //
 // Events map onto hook points: PreToolUse at pre-tool-use (deny, edit, and
 // allow/ask through the approval point), PostToolUse and

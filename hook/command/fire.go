@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/reinhq/rein/hook"
@@ -45,7 +46,7 @@ func (r *Runner) fire(ctx context.Context, c *call) ([]result, error) {
 	runOne := func(i int) {
 		e := sel[i]
 		res[i].e = e
-		res[i].out = r.run(ctx, e.Command, e.Timeout, payload, c.env)
+		res[i].out = r.run(ctx, e.Command, e.Timeout, payload, entryEnv(e, c.env))
 		if res[i].out.err == nil {
 			res[i].ans = decode(c.event, &res[i].out)
 		}
@@ -74,6 +75,15 @@ func (r *Runner) fire(ctx context.Context, c *call) ([]result, error) {
 	return res, nil
 }
 
+// entryEnv is the extra environment of e's command: the call's, and a
+// plugin's $CLAUDE_PLUGIN_ROOT.
+func entryEnv(e *Entry, env []string) []string {
+	if e.PluginRoot == "" {
+		return env
+	}
+	return append(slices.Clip(env), "CLAUDE_PLUGIN_ROOT="+e.PluginRoot)
+}
+
 // selected returns the entries of c.event that match c.tool, each command
 // once, in configuration order.
 func (r *Runner) selected(c *call) []*Entry {
@@ -81,10 +91,11 @@ func (r *Runner) selected(c *call) []*Entry {
 	var seen []string
 	for i := range r.entries {
 		e := &r.entries[i]
-		if e.Event != c.event || !e.matches(c.tool, r.opts.MCPServers) || containsStr(seen, e.Command) {
+		key := e.PluginRoot + "\x00" + e.Command // a plugin's ${CLAUDE_PLUGIN_ROOT} differs
+		if e.Event != c.event || !e.matches(c.tool, r.opts.MCPServers) || containsStr(seen, key) {
 			continue
 		}
-		seen = append(seen, e.Command)
+		seen = append(seen, key)
 		sel = append(sel, e)
 	}
 	return sel
