@@ -42,6 +42,7 @@ type agentFlags struct {
 	system   string
 	mcp      []string // --mcp NAME=COMMAND… or NAME=URL
 	hooks    string   // --hooks-from
+	perms    permissionFlags
 
 	// Set by hosts, not flags: MCP servers an editor passed, whether
 	// --session must name a session that exists (an editor's load), and
@@ -66,6 +67,7 @@ func (f *agentFlags) register(cmd *cobra.Command) {
 	fl.StringVar(&f.system, "system", "", "the system prompt, as TEXT or @FILE (AGENTS.md and CLAUDE.md are added)")
 	registerMCPFlag(fl, &f.mcp)
 	addHooksFlag(cmd, &f.hooks)
+	f.perms.register(fl)
 }
 
 // setup is everything one agent needs, built from flags and config.
@@ -239,7 +241,11 @@ func (a *app) build(ctx context.Context, f *agentFlags, ask tool.Approver, inter
 		}
 	}
 	s.approve = mode
-	approver, err := newApprover(mode, ask)
+	rules, err := permissionRules(s.root, &f.perms, func(w string) { fmt.Fprintln(a.stderr, "rein: "+w) })
+	if err != nil {
+		return nil, err
+	}
+	approver, err := newApprover(mode, ask, rules...)
 	if err != nil {
 		return nil, err
 	}
