@@ -251,7 +251,17 @@ settings files.
 rein reads the [hooks] of its config file, .rein/settings.json and
 .rein/settings.local.json of the workspace, and with --hooks-from claude (or
 hooks_from = "claude" in the config) .claude/settings.json and
-.claude/settings.local.json.`,
+.claude/settings.local.json, then the hooks/hooks.json of each plugin
+folder under .rein/plugins (and with claude .claude/plugins), whose
+commands get $CLAUDE_PLUGIN_ROOT.
+
+Whichever file a hook comes from, it is told tools by the names those
+scripts know (Bash, Read, Write, Edit, MultiEdit, LS, Glob, Grep,
+TodoWrite, mcp__SERVER__TOOL), Bash's timeout in milliseconds, a
+transcript_path in the JSON-lines format they parse, and permission_mode.
+A hook's "ask" is always put to a person, even under --approve auto; with
+no terminal it is a refusal. SessionStart hooks get $CLAUDE_ENV_FILE:
+what they export there reaches later shell commands.`,
 	}
 	root.AddCommand(a.hooksListCommand())
 	return root
