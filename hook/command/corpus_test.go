@@ -90,3 +90,45 @@ func TestCorpusBlockDangerousCommandsAsk(t *testing.T) {
 		t.Errorf("the model saw:\n%s", got)
 	}
 }
+
+// TestCorpusProtectMainBranchInReinSettings: a script that answers only
+// when tool_name is "Bash", listed in rein's own .rein/settings.json,
+// denies a push to main.
+func TestCorpusProtectMainBranchInReinSettings(t *testing.T) {
+	if _, err := exec.LookPath("node"); err != nil {
+		t.Skip("node not installed; the hook is a node script")
+	}
+	script, err := filepath.Abs(filepath.Join("testdata", "corpus", "scripts", "protect-main-branch.js"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	settings := `{"hooks":{"PreToolUse":[{"matcher":"Bash","hooks":[{"type":"command","command":"node ` + script + `"}]}]}}`
+	entries, err := command.Parse([]byte(settings), filepath.Join(dir, ".rein", "settings.json"), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := command.New(entries, &command.Options{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sh := shell.New(&shell.Options{Policy: &sandbox.Policy{Root: dir}})
+	defer sh.Close()
+	m := llmtest.NewModel(
+		llmtest.CallTool("c1", "shell", `{"command":"touch pushed.txt; git push origin main"}`),
+		llmtest.Reply("done"))
+	a, err := agent.New(&agent.Options{Model: m, Tools: sh.Tools(), Hooks: r.Hooks()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	if _, err := a.Run(t.Context(), &agent.RunRequest{Prompt: "ship it"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "pushed.txt")); err == nil {
+		t.Error("the push ran: the script was not told tool_name Bash")
+	}
+	if got := lastRequestText(m); !strings.Contains(got, "[push-main] Pushing to main is not allowed") {
+		t.Errorf("the model saw:\n%s", got)
+	}
+}
