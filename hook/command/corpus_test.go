@@ -1,6 +1,7 @@
 package command_test
 
 import (
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -10,8 +11,10 @@ import (
 	"github.com/reinhq/rein/agent"
 	"github.com/reinhq/rein/hook/command"
 	"github.com/reinhq/rein/llm/llmtest"
+	"github.com/reinhq/rein/tool"
 	"github.com/reinhq/rein/tool/sandbox"
 	"github.com/reinhq/rein/tool/shell"
+	"github.com/reinhq/rein/tool/todo"
 )
 
 // corpusRun installs the unchanged third-party plugin under
@@ -130,5 +133,52 @@ func TestCorpusProtectMainBranchInReinSettings(t *testing.T) {
 	}
 	if got := lastRequestText(m); !strings.Contains(got, "[push-main] Pushing to main is not allowed") {
 		t.Errorf("the model saw:\n%s", got)
+	}
+}
+
+// TestTodoWriteMatcher: a PostToolUse hook on TodoWrite, as such scripts
+// are written (tool_name "TodoWrite", tool_input.todos and
+// tool_response.newTodos), runs after rein's todo tool.
+func TestTodoWriteMatcher(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "seen.json")
+	settings := `{"hooks":{"PostToolUse":[{"matcher":"TodoWrite","hooks":[{"type":"command","command":"cat > ` + out + `"}]}]}}`
+	entries, err := command.Parse([]byte(settings), ".claude/settings.json", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := command.New(entries, &command.Options{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := llmtest.NewModel(
+		llmtest.CallTool("c1", "todo", `{"items":[{"content":"write the test","status":"in_progress"}]}`),
+		llmtest.Reply("done"))
+	a, err := agent.New(&agent.Options{Model: m, Tools: []tool.Tool{todo.New(nil)}, Hooks: r.Hooks()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	if _, err := a.Run(t.Context(), &agent.RunRequest{Prompt: "plan"}); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatalf("the TodoWrite hook did not run: %v", err)
+	}
+	var in struct {
+		ToolName  string `json:"tool_name"`
+		ToolInput struct {
+			Todos []map[string]string `json:"todos"`
+		} `json:"tool_input"`
+		ToolResponse struct {
+			NewTodos []map[string]string `json:"newTodos"`
+		} `json:"tool_response"`
+	}
+	if err := json.Unmarshal(b, &in); err != nil {
+		t.Fatal(err)
+	}
+	if in.ToolName != "TodoWrite" || len(in.ToolInput.Todos) != 1 || in.ToolInput.Todos[0]["content"] != "write the test" || len(in.ToolResponse.NewTodos) != 1 {
+		t.Errorf("the hook read %s", b)
 	}
 }

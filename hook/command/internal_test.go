@@ -237,6 +237,7 @@ func TestToolResponseShapes(t *testing.T) {
 		{"shell interrupted", "shell", `{"command":"sleep 9"}`, killed, `{"stdout":"","stderr":"","interrupted":true,"isImage":false,"exit_code":-1}`},
 		{"write", "write", `{"path":"a.go","content":"package a"}`, tool.Text("Created a.go"), `{"type":"create","filePath":"a.go","content":"package a","success":true,"output":"Created a.go"}`},
 		{"edit", "edit", `{"path":"a.go","old_string":"a","new_string":"b"}`, tool.Text("Edited a.go"), `{"filePath":"a.go","oldString":"a","newString":"b","success":true,"output":"Edited a.go"}`},
+		{"todo", "todo", `{"items":[{"content":"a","status":"pending"}]}`, tool.Text("1 item"), `{"newTodos":[{"content":"a","status":"pending"}],"output":"1 item"}`},
 		{"other", "glob", `{"pattern":"*"}`, tool.Text("a.go"), `{"output":"a.go"}`},
 	}
 	for _, tt := range tests {

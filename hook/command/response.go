@@ -31,10 +31,23 @@ type fileResponse struct {
 	Output     string          `json:"output,omitempty"`
 }
 
+// todoOf is the todo tool's result as TodoWrite's: the list written as
+// newTodos (rein does not keep the old list here), with rein's text.
+func todoOf(args json.RawMessage, text string) any {
+	var in struct {
+		Items json.RawMessage `json:"items"`
+	}
+	_ = json.Unmarshal(args, &in) // a call that ran had valid arguments
+	if len(in.Items) == 0 {
+		return map[string]any{"output": text}
+	}
+	return map[string]any{"newTodos": in.Items, "output": text}
+}
+
 // toolResponse is tool_response for a call of rein's tool name with args
 // and its result: Bash's stdout/stderr/interrupted for the shell, the
-// file tools' filePath and the input that changed the file, and
-// {"output": text} for every other tool.
+// file tools' filePath and the input that changed the file, TodoWrite's
+// newTodos, and {"output": text} for every other tool.
 func toolResponse(name string, args json.RawMessage, res *tool.Result) json.RawMessage {
 	text := ""
 	if res != nil {
@@ -46,6 +59,8 @@ func toolResponse(name string, args json.RawMessage, res *tool.Result) json.RawM
 		v = shellOf(text, res)
 	case "read", "write", "edit", "multi_edit":
 		v = fileOf(name, args, text, res)
+	case "todo":
+		v = todoOf(args, text)
 	}
 	b, err := json.Marshal(v)
 	if err != nil {
