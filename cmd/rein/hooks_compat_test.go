@@ -124,3 +124,23 @@ echo 'export GREETING=hello-from-hook' >> "$CLAUDE_ENV_FILE"
 		t.Errorf("greet.txt = %q, %v; want the variable the SessionStart hook exported", b, err)
 	}
 }
+
+// TestHooksUpdatedInputTimeoutIsMilliseconds: a PreToolUse hook that sets
+// Bash's timeout to 1000 (milliseconds, as the format has it) gives the
+// command one second, not a thousand.
+func TestHooksUpdatedInputTimeoutIsMilliseconds(t *testing.T) {
+	needHooks(t)
+	e := newEnv(t)
+	e.writeSettings("PreToolUse", "Bash", e.hookScript("timeout.sh", `cat >/dev/null
+echo '{"hookSpecificOutput":{"hookEventName":"PreToolUse","updatedInput":{"timeout":1000}}}'
+`, 0))
+	m := llmtest.NewModel(llmtest.CallTool("call_1", "shell", `{"command":"sleep 5; echo late"}`), llmtest.Reply("ok"))
+	srv := llmtest.NewServer(t, m)
+	r := e.run(anthropicWire.env(), anthropicWire.args(srv, e, "--approve", "auto", "wait")...)
+	if r.code != 0 {
+		t.Fatalf("exit %d, stderr:\n%s", r.code, r.stderr)
+	}
+	if got := toolResultText(m.Requests()[1], "call_1"); !strings.Contains(got, "Timed out after 1s") {
+		t.Errorf("the model saw %q, want a timeout after one second", got)
+	}
+}
