@@ -78,6 +78,9 @@ type Rule struct {
 	// prefix never covers a path with a ".." element.
 	PathPrefix string
 	Verdict    Verdict
+	// Name is the rule as its author wrote it (e.g. "Bash(go test:*)"),
+	// shown in decision reasons; empty means a description is made up.
+	Name string
 }
 
 func (r *Rule) covers(req *ApprovalRequest) bool {
@@ -111,6 +114,9 @@ func (r *Rule) coversPath(p string) bool {
 // String describes the rule for decision reasons, e.g.
 // `allow rule for shell commands starting "go test"`.
 func (r *Rule) String() string {
+	if r.Name != "" {
+		return fmt.Sprintf("%s rule %s", r.Verdict, r.Name)
+	}
 	if r.CommandPrefix != "" {
 		return fmt.Sprintf("%s rule for %s commands starting %q", r.Verdict, r.Tool, r.CommandPrefix)
 	}
@@ -134,7 +140,8 @@ type PolicyOptions struct {
 	// AllowReadOnly allows tools annotated read-only without asking.
 	AllowReadOnly bool
 	// Rules are standing decisions, checked before Default: any deny rule
-	// that covers a call wins over allow rules.
+	// that covers a call wins over ask rules, and ask rules over allow
+	// rules; a call an ask rule covers goes to the Approver.
 	Rules []Rule
 	// Approver answers Ask; nil means Ask is a deny.
 	Approver Approver
@@ -175,7 +182,8 @@ func NewPolicy(opts *PolicyOptions) *Policy {
 }
 
 // Decide returns the verdict for req. Order: deny rules (session, then
-// standing), allow rules (session, then standing), read-only tools when
+// standing), ask rules (which go to the Approver), allow rules (session,
+// then standing), read-only tools when
 // allowed, then the default; Ask goes to the Approver. An Approver's error,
 // or an answer other than allow or deny, is a deny: the returned Decision
 // is always usable, and err, when set, says what failed.
@@ -184,7 +192,9 @@ func (p *Policy) Decide(ctx context.Context, req *ApprovalRequest) (Decision, er
 	remembered := append([]Rule(nil), p.session[req.Session]...)
 	p.mu.Unlock()
 
-	for _, verdict := range []Verdict{Deny, Allow} {
+	asked := false
+rules:
+	for _, verdict := range []Verdict{Deny, Ask, Allow} {
 		for i := range remembered {
 			if r := &remembered[i]; r.Verdict == verdict && r.covers(req) {
 				return Decision{Verdict: verdict, Source: "session-rule", Reason: "remembered for this session: " + r.String()}, nil
@@ -192,19 +202,25 @@ func (p *Policy) Decide(ctx context.Context, req *ApprovalRequest) (Decision, er
 		}
 		for i := range p.opts.Rules {
 			if r := &p.opts.Rules[i]; r.Verdict == verdict && r.covers(req) {
+				if verdict == Ask {
+					asked = true
+					break rules
+				}
 				return Decision{Verdict: verdict, Source: "rule", Reason: "standing " + r.String()}, nil
 			}
 		}
 	}
-	if p.opts.AllowReadOnly && req.Annotations != nil && req.Annotations.ReadOnly {
-		return Decision{Verdict: Allow, Source: "read-only", Reason: "read-only tools are allowed"}, nil
-	}
-	switch p.opts.Default {
-	case Allow:
-		return Decision{Verdict: Allow, Source: "default", Reason: "allowed by default"}, nil
-	case Ask:
-	default:
-		return Decision{Verdict: Deny, Source: "default", Reason: "denied by default"}, nil
+	if !asked {
+		if p.opts.AllowReadOnly && req.Annotations != nil && req.Annotations.ReadOnly {
+			return Decision{Verdict: Allow, Source: "read-only", Reason: "read-only tools are allowed"}, nil
+		}
+		switch p.opts.Default {
+		case Allow:
+			return Decision{Verdict: Allow, Source: "default", Reason: "allowed by default"}, nil
+		case Ask:
+		default:
+			return Decision{Verdict: Deny, Source: "default", Reason: "denied by default"}, nil
+		}
 	}
 	if p.opts.Approver == nil {
 		return Decision{Verdict: Deny, Source: "no-approver", Reason: "approval required but no approver is configured"}, nil

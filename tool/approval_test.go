@@ -206,3 +206,27 @@ func TestApproverFailuresDeny(t *testing.T) {
 		t.Errorf("remembered deny: %+v", d)
 	}
 }
+
+func TestPolicyAskRuleWinsOverAllow(t *testing.T) {
+	asked := 0
+	p := NewPolicy(&PolicyOptions{Default: Allow, AllowReadOnly: true,
+		Rules: []Rule{
+			{Tool: "shell", Verdict: Allow},
+			{Tool: "shell", CommandPrefix: "git push", Verdict: Ask, Name: "Bash(git push:*)"},
+			{Tool: "shell", CommandPrefix: "git push --force", Verdict: Deny},
+		},
+		Approver: ApproverFunc(func(ctx context.Context, req *ApprovalRequest) (Approval, error) {
+			asked++
+			return Approval{Verdict: Deny, Reason: "no"}, nil
+		})})
+	for _, tt := range []struct {
+		cmd   string
+		want  Verdict
+		asked int
+	}{{"git status", Allow, 0}, {"git push origin", Deny, 1}, {"git push --force", Deny, 1}} {
+		d, err := p.Decide(context.Background(), &ApprovalRequest{Tool: "shell", Command: tt.cmd})
+		if err != nil || d.Verdict != tt.want || asked != tt.asked {
+			t.Errorf("%q: %+v, %v, asked %d times; want %s after %d asks", tt.cmd, d, err, asked, tt.want, tt.asked)
+		}
+	}
+}

@@ -245,16 +245,18 @@ func (k *toolKit) notices() []string {
 	return out
 }
 
-// approver answers the calls of tools that are not read-only, by mode.
-func newApprover(mode string, ask tool.Approver) (tool.Approver, error) {
-	rules := []tool.Rule{{Tool: todo.Name, Verdict: tool.Allow}}
+// approver answers the calls of tools that are not read-only, by mode;
+// permission rules (--allow, --deny, settings files) come before the
+// mode's default.
+func newApprover(mode string, ask tool.Approver, extra ...tool.Rule) (tool.Approver, error) {
+	rules := append([]tool.Rule{{Tool: todo.Name, Verdict: tool.Allow}}, extra...)
 	switch mode {
 	case "auto":
-		return tool.NewPolicy(&tool.PolicyOptions{Default: tool.Allow, AllowReadOnly: true, Rules: rules}), nil
+		return withRules(tool.NewPolicy(&tool.PolicyOptions{Default: tool.Allow, AllowReadOnly: true, Rules: rules, Approver: ask}), extra), nil
 	case "deny":
-		return tool.NewPolicy(&tool.PolicyOptions{Default: tool.Deny, AllowReadOnly: true, Rules: rules}), nil
+		return withRules(tool.NewPolicy(&tool.PolicyOptions{Default: tool.Deny, AllowReadOnly: true, Rules: rules}), extra), nil
 	case "ask":
-		return tool.NewPolicy(&tool.PolicyOptions{Default: tool.Ask, AllowReadOnly: true, Rules: rules, Approver: ask}), nil
+		return withRules(tool.NewPolicy(&tool.PolicyOptions{Default: tool.Ask, AllowReadOnly: true, Rules: rules, Approver: ask}), extra), nil
 	}
 	return nil, usageErrorf("--approve %q: use auto, ask or deny", mode)
 }

@@ -69,8 +69,9 @@ func loadConfig(path string) (*config, error) {
 		return nil, usageErrorf("config file %s: %v; fix the file or move it aside", path, err)
 	}
 	for _, k := range md.Undecoded() {
-		// The [mcp] section is read by loadMCPConfig.
-		if len(k) > 0 && k[0] == "mcp" {
+		// The [mcp] section is read by loadMCPConfig, [hooks] and
+		// hooks_from by readHookConfig.
+		if len(k) > 0 && (k[0] == "mcp" || k[0] == "hooks" || k[0] == "hooks_from") {
 			continue
 		}
 		return nil, usageErrorf("config file %s: unknown key %q; see 'rein help config'", path, k.String())

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/reinhq/rein/hook/command"
 	"github.com/reinhq/rein/session"
+	"github.com/reinhq/rein/tool"
 )
 
 func init() { extraCommands = append(extraCommands, (*app).hooksCommand) }
@@ -93,9 +95,11 @@ func (a *app) hookLoadOptions(root, from string) (*command.LoadOptions, error) {
 // [hooks], .rein/settings.json, and with --hooks-from claude (or
 // hooks_from = "claude") .claude/settings.json and settings.local.json.
 // It returns nil, nil when nothing is configured. Non-blocking hook
-// errors and hooks' system messages are printed on a.stderr; transcript
-// paths come from the store when it keeps one file per session.
-func (a *app) loadHooks(root, from string, st session.Store) (*command.Runner, error) {
+// errors and hooks' system messages are printed on a.stderr; each
+// session's transcript, in the format hook programs parse, is kept under
+// the state directory.
+// mode is the --approve mode, told to hooks as permission_mode.
+func (a *app) loadHooks(root, from string, st session.Store, mode string) (*command.Runner, error) {
 	opts, err := a.hookLoadOptions(root, from)
 	if err != nil {
 		return nil, err
@@ -113,15 +117,70 @@ func (a *app) loadHooks(root, from string, st session.Store) (*command.Runner, e
 	if active == 0 {
 		return nil, nil
 	}
-	ro := &command.Options{Dir: root, OnReport: a.reportHook}
-	if p, ok := st.(interface{ Path(session.ID) string }); ok {
-		ro.Transcript = p.Path
+	ro := &command.Options{Dir: root, OnReport: a.reportHook, PermissionMode: permissionMode(mode), MCPServers: a.mcpServerNames(root)}
+	ro.EnvDir = filepath.Join(stateDir(), "env")
+	if st != nil {
+		ro.Transcripts = command.NewTranscripts(st, filepath.Join(stateDir(), "transcripts"))
 	}
 	r, err := command.New(entries, ro)
 	if err != nil {
 		return nil, usageErrorf("%v", err)
 	}
 	return r, nil
+}
+
+// permissionMode is the hook format's name of an --approve mode.
+func permissionMode(mode string) string {
+	switch mode {
+	case "auto":
+		return "bypassPermissions"
+	case "deny":
+		return "dontAsk"
+	}
+	return "default"
+}
+
+// mcpServerNames names the MCP servers of the config file and the
+// workspace's project file, so hooks are told their tools' names split
+// at the right underscore. Servers given only by --mcp, or whose names
+// rein rewrites, fall back to the split at the first underscore.
+func (a *app) mcpServerNames(root string) []string {
+	servers, err := a.allMCPServers(root, nil)
+	if err != nil {
+		return nil // the MCP setup reports its own errors
+	}
+	names := make([]string, 0, len(servers))
+	for _, s := range servers {
+		names = append(names, s.Name)
+	}
+	return names
+}
+
+// hookAsks wraps the run's approver so that a call a PreToolUse hook
+// answered "ask" for always goes to the person (ask), whatever --approve
+// says: under auto it is asked, not allowed; with no one to ask it is
+// refused.
+func hookAsks(r *command.Runner, next, ask tool.Approver) tool.Approver {
+	return &hookAskApprover{r: r, next: next, ask: ask}
+}
+
+type hookAskApprover struct {
+	r         *command.Runner
+	next, ask tool.Approver
+}
+
+func (h *hookAskApprover) Approve(ctx context.Context, req *tool.ApprovalRequest) (tool.Approval, error) {
+	reason, asked := h.r.TakeAsk(req.CallID)
+	if !asked {
+		return h.next.Approve(ctx, req)
+	}
+	if h.ask == nil {
+		return tool.Approval{Verdict: tool.Deny, Reason: "a hook asks for approval (" + reason + ") and no one can be asked; run at a terminal with --approve ask"}, nil
+	}
+	ans, err := h.ask.Approve(ctx, req)
+	// A person's answer to a hook's question covers this call only.
+	ans.Always = false
+	return ans, err
 }
 
 // reportMu serialises reports: hooks of parallel tool calls end at once.
@@ -192,7 +251,17 @@ settings files.
 rein reads the [hooks] of its config file, .rein/settings.json and
 .rein/settings.local.json of the workspace, and with --hooks-from claude (or
 hooks_from = "claude" in the config) .claude/settings.json and
-.claude/settings.local.json.`,
+.claude/settings.local.json, then the hooks/hooks.json of each plugin
+folder under .rein/plugins (and with claude .claude/plugins), whose
+commands get $CLAUDE_PLUGIN_ROOT.
+
+Whichever file a hook comes from, it is told tools by the names those
+scripts know (Bash, Read, Write, Edit, MultiEdit, LS, Glob, Grep,
+TodoWrite, mcp__SERVER__TOOL), Bash's timeout in milliseconds, a
+transcript_path in the JSON-lines format they parse, and permission_mode.
+A hook's "ask" is always put to a person, even under --approve auto; with
+no terminal it is a refusal. SessionStart hooks get $CLAUDE_ENV_FILE:
+what they export there reaches later shell commands.`,
 	}
 	root.AddCommand(a.hooksListCommand())
 	return root

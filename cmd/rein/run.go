@@ -44,6 +44,7 @@ type agentFlags struct {
 	mcp      []string // --mcp NAME=COMMAND… or NAME=URL
 	hooks    string   // --hooks-from
 	sandbox  sandboxFlags
+	perms    permissionFlags
 	// store, when set, is a store the host keeps open for many agents
 	// (rein serve); setup.Close leaves it open.
 	store session.Store
@@ -72,6 +73,7 @@ func (f *agentFlags) register(cmd *cobra.Command) {
 	registerMCPFlag(fl, &f.mcp)
 	addHooksFlag(cmd, &f.hooks)
 	f.sandbox.register(fl)
+	f.perms.register(fl)
 }
 
 // setup is everything one agent needs, built from flags and config.
@@ -253,7 +255,11 @@ func (a *app) build(ctx context.Context, f *agentFlags, ask tool.Approver, inter
 		}
 	}
 	s.approve = mode
-	approver, err := newApprover(mode, ask)
+	rules, err := permissionRules(s.root, &f.perms, func(w string) { fmt.Fprintln(a.stderr, "rein: "+w) })
+	if err != nil {
+		return nil, err
+	}
+	approver, err := newApprover(mode, ask, rules...)
 	if err != nil {
 		return nil, err
 	}
@@ -292,12 +298,16 @@ func (a *app) build(ctx context.Context, f *agentFlags, ask tool.Approver, inter
 	// Hook commands of the config file and the workspace's settings.
 	var hooks *hook.Set
 	notices := s.kit.notices
-	if s.commands, err = a.loadHooks(s.root, f.hooks, s.store); err != nil {
+	if s.commands, err = a.loadHooks(s.root, f.hooks, s.store, mode); err != nil {
 		return nil, err
 	}
 	if s.commands != nil {
 		hooks = s.commands.Hooks()
 		notices = joinNotices(s.kit.notices, s.commands.Notices)
+		approver = hookAsks(s.commands, approver, ask)
+		if s.kit.shell != nil {
+			s.kit.shell.SourceEnv(s.commands.EnvFile(sid))
+		}
 	}
 	// MCP servers from the config file and --mcp: their tools join the
 	// built-in ones, their instructions the system prompt, their auth

@@ -105,7 +105,7 @@ func TestPostToolUseFailureSeesTheError(t *testing.T) {
 	if err := json.Unmarshal(b, &in); err != nil {
 		t.Fatal(err)
 	}
-	if in["hook_event_name"] != "PostToolUseFailure" || in["tool_name"] != "read" || in["error"] == "" || in["error"] == nil {
+	if in["hook_event_name"] != "PostToolUseFailure" || in["tool_name"] != "Read" || in["error"] == "" || in["error"] == nil {
 		t.Errorf("input = %v", in)
 	}
 }

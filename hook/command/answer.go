@@ -12,13 +12,14 @@ type input struct {
 	SessionID      string          `json:"session_id"`
 	TranscriptPath string          `json:"transcript_path"`
 	Cwd            string          `json:"cwd"`
+	PermissionMode string          `json:"permission_mode,omitempty"`
 	HookEventName  string          `json:"hook_event_name"`
 	Turn           string          `json:"turn,omitempty"`
 	Agent          string          `json:"agent,omitempty"`
 	ToolName       string          `json:"tool_name,omitempty"`
 	ToolInput      json.RawMessage `json:"tool_input,omitempty"`
 	ToolUseID      string          `json:"tool_use_id,omitempty"`
-	ToolResponse   *toolResponse   `json:"tool_response,omitempty"`
+	ToolResponse   json.RawMessage `json:"tool_response,omitempty"`
 	Error          string          `json:"error,omitempty"`
 	Prompt         *string         `json:"prompt,omitempty"`
 	StopHookActive *bool           `json:"stop_hook_active,omitempty"`
@@ -27,12 +28,6 @@ type input struct {
 	Reason         string          `json:"reason,omitempty"`  // SessionEnd
 	Trigger        string          `json:"trigger,omitempty"` // PreCompact: manual, auto
 	Instructions   *string         `json:"custom_instructions,omitempty"`
-}
-
-// toolResponse is a tool's result as a command sees it.
-type toolResponse struct {
-	Output  string `json:"output"`
-	IsError bool   `json:"is_error,omitempty"`
 }
 
 // wire is the JSON a command may print on stdout.

@@ -112,12 +112,12 @@ func TestCancelKillsTheHook(t *testing.T) {
 	}
 }
 
-func TestReinEntriesSeeReinToolNames(t *testing.T) {
-	settings := settingsJSON(t, "PreToolUse", "Bash", `in=$(cat); case "$in" in *'"tool_name":"shell"'*) exit 0;; esac; echo "got $in" >&2; exit 2`)
+func TestReinEntriesSeeTheFormatsToolNames(t *testing.T) {
+	settings := settingsJSON(t, "PreToolUse", "Bash", `in=$(cat); case "$in" in *'"tool_name":"Bash"'*) exit 0;; esac; echo "got $in" >&2; exit 2`)
 	r := newRunner(t, settings, nil)
 	g, err := hook.PreToolUse.Run(context.Background(), hook.Join(r.Hooks(), nil), &hook.ToolInput{Call: llm.ToolCall{ID: "c", Name: "shell", Args: json.RawMessage(`{"command":"ls"}`)}})
 	if err != nil || g.Denied != nil {
-		t.Errorf("gate = %+v, %v; a rein entry matched by alias should be told rein's name", g, err)
+		t.Errorf("gate = %+v, %v; an entry of rein's settings is told the format's tool name too", g, err)
 	}
 }
 

@@ -81,9 +81,12 @@ type Entry struct {
 	Command string        // run with sh -c in the project directory
 	Timeout time.Duration // 0 means DefaultTimeout
 	Source  string        // the file (or "config") the entry came from
-	// Claude marks entries read from .claude settings: their commands are
-	// told tool names and input fields in Claude Code's spelling.
+	// Claude marks entries read from .claude settings or a plugin.
 	Claude bool
+	// PluginRoot is the directory of the plugin whose hooks/hooks.json
+	// the entry came from, given to its command as $CLAUDE_PLUGIN_ROOT;
+	// empty for settings files.
+	PluginRoot string
 
 	match *matcher
 }
@@ -183,12 +186,39 @@ func Files(opts *LoadOptions) []string {
 			filepath.Join(opts.Dir, ".claude", "settings.json"),
 			filepath.Join(opts.Dir, ".claude", "settings.local.json"))
 	}
-	return files
+	return append(files, pluginFiles(opts)...)
+}
+
+// pluginFiles returns the hooks/hooks.json of each plugin folder under
+// .rein/plugins (and, with Claude, .claude/plugins) of opts.Dir, by name.
+func pluginFiles(opts *LoadOptions) []string {
+	dirs := []string{filepath.Join(opts.Dir, ".rein", "plugins")}
+	if opts.Claude {
+		dirs = append(dirs, filepath.Join(opts.Dir, ".claude", "plugins"))
+	}
+	var out []string
+	for _, d := range dirs {
+		m, _ := filepath.Glob(filepath.Join(d, "*", "hooks", "hooks.json"))
+		sortStrings(m)
+		out = append(out, m...)
+	}
+	return out
+}
+
+// pluginRoot is the plugin folder of a hooks/hooks.json file, or "" for
+// a settings file.
+func pluginRoot(file string) string {
+	if filepath.Base(file) != "hooks.json" || filepath.Base(filepath.Dir(file)) != "hooks" {
+		return ""
+	}
+	return filepath.Dir(filepath.Dir(file))
 }
 
 // Load gathers the hook entries of a workspace: rein's config section,
 // then .rein/settings.json and .rein/settings.local.json, then (with
-// Claude) .claude/settings.json and .claude/settings.local.json. Missing
+// Claude) .claude/settings.json and .claude/settings.local.json, then the
+// hooks/hooks.json of each plugin folder under .rein/plugins (and with
+// Claude .claude/plugins), whose commands get $CLAUDE_PLUGIN_ROOT. Missing
 // files are skipped; a file that does not parse is an error, so a broken
 // guard never silently turns off.
 func Load(opts *LoadOptions) ([]Entry, error) {
@@ -211,10 +241,14 @@ func Load(opts *LoadOptions) ([]Entry, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%w: %s: %v", ErrConfig, f, err)
 		}
-		claude := filepath.Base(filepath.Dir(f)) == ".claude"
+		root := pluginRoot(f)
+		claude := root != "" || filepath.Base(filepath.Dir(f)) == ".claude"
 		es, err := Parse(data, f, claude)
 		if err != nil {
 			return nil, err
+		}
+		for i := range es {
+			es[i].PluginRoot = root
 		}
 		out = append(out, es...)
 	}

@@ -22,8 +22,11 @@
 // otherwise) is killed with its process group and the boundary fails
 // closed. Commands get rein's environment without variables that look like
 // credentials (API keys, tokens, passwords) unless Options.PassEnv names
-// them, plus REIN_PROJECT_DIR and CLAUDE_PROJECT_DIR; values of withheld
-// variables are cut from what a hook prints.
+// them, plus REIN_PROJECT_DIR and CLAUDE_PROJECT_DIR (CLAUDE_PLUGIN_ROOT
+// for a plugin's hooks/hooks.json, CLAUDE_ENV_FILE for SessionStart with
+// Options.EnvDir); values of withheld variables are cut from what a hook
+// prints. transcript_path names a transcript in the JSON-lines format
+// those programs parse, kept by Options.Transcripts.
 //
 // Events map onto hook points: PreToolUse at pre-tool-use (deny, edit, and
 // allow/ask through the approval point), PostToolUse and
@@ -34,12 +37,17 @@
 // PreCompact are fired by the host with Runner.Fire. All commands matching
 // one event run in parallel; a deny wins over ask over allow, and edits
 // apply in configuration order. Matchers select tools by name: exact,
-// A|B, a regular expression, or * and empty for all; rein's tools also
-// answer to the names Claude Code uses (Bash, Read, Write, Edit, …), and
-// rein's MCP tools (mcp_SERVER_TOOL) to Claude Code's mcp__SERVER__TOOL.
-// Commands from .claude settings are told those names, and file tools'
-// inputs carry file_path beside rein's path; an updatedInput may use
-// either.
+// A|B, a regular expression, or * and empty for all. Whatever settings
+// file an entry comes from, commands are told tools in the hook format's
+// vocabulary, through the one table Vocabulary used both ways: shell is
+// Bash (its timeout in milliseconds), read/write/edit/multi_edit are
+// Read/Write/Edit/MultiEdit (file_path beside path), todo is TodoWrite
+// (todos for items), ls, glob and grep are LS, Glob and Grep, and MCP
+// tools (mcp_SERVER_TOOL) are mcp__SERVER__TOOL. A matcher may name
+// either spelling, and an updatedInput may use either. tool_response is
+// {stdout, stderr, interrupted} for Bash, {filePath, …} for the file
+// tools, {output} otherwise; permission_mode comes from
+// Options.PermissionMode.
 //
 // Quick start:
 //

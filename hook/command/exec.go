@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"time"
 )
@@ -56,7 +57,8 @@ func (b *boundedBuffer) String() string {
 // run starts command with sh -c in dir, writes input to its stdin and
 // waits at most timeout. The process runs in its own process group, which
 // is killed on timeout or cancellation, so a hook's children go too.
-func (r *Runner) run(parent context.Context, command string, timeout time.Duration, input []byte) outcome {
+// extra is added to the commands' environment for this run.
+func (r *Runner) run(parent context.Context, command string, timeout time.Duration, input []byte, extra []string) outcome {
 	if timeout <= 0 {
 		timeout = r.opts.DefaultTimeout
 	}
@@ -65,6 +67,9 @@ func (r *Runner) run(parent context.Context, command string, timeout time.Durati
 	cmd := exec.CommandContext(ctx, r.opts.Shell, "-c", command)
 	cmd.Dir = r.opts.Dir
 	cmd.Env = r.env
+	if len(extra) > 0 {
+		cmd.Env = append(slices.Clip(r.env), extra...)
+	}
 	cmd.Stdin = bytes.NewReader(input)
 	stdout := &boundedBuffer{max: r.opts.MaxOutput}
 	stderr := &boundedBuffer{max: r.opts.MaxOutput}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/reinhq/rein/hook"
@@ -25,6 +26,7 @@ type call struct {
 	tool  string
 	id    llm.CallID
 	in    input
+	env   []string // added to the commands' environment
 }
 
 // fire runs every entry of c.event that matches c.tool, in parallel, and
@@ -35,8 +37,8 @@ func (r *Runner) fire(ctx context.Context, c *call) ([]result, error) {
 	if len(sel) == 0 {
 		return nil, nil
 	}
-	r.describe(c)
-	payload, err := encodeInput(c, sel)
+	r.describe(ctx, c)
+	payload, err := r.encodeInput(c)
 	if err != nil {
 		return nil, err
 	}
@@ -44,7 +46,7 @@ func (r *Runner) fire(ctx context.Context, c *call) ([]result, error) {
 	runOne := func(i int) {
 		e := sel[i]
 		res[i].e = e
-		res[i].out = r.run(ctx, e.Command, e.Timeout, payload[spelling(e)])
+		res[i].out = r.run(ctx, e.Command, e.Timeout, payload, entryEnv(e, c.env))
 		if res[i].out.err == nil {
 			res[i].ans = decode(c.event, &res[i].out)
 		}
@@ -73,6 +75,15 @@ func (r *Runner) fire(ctx context.Context, c *call) ([]result, error) {
 	return res, nil
 }
 
+// entryEnv is the extra environment of e's command: the call's, and a
+// plugin's $CLAUDE_PLUGIN_ROOT.
+func entryEnv(e *Entry, env []string) []string {
+	if e.PluginRoot == "" {
+		return env
+	}
+	return append(slices.Clip(env), "CLAUDE_PLUGIN_ROOT="+e.PluginRoot)
+}
+
 // selected returns the entries of c.event that match c.tool, each command
 // once, in configuration order.
 func (r *Runner) selected(c *call) []*Entry {
@@ -80,10 +91,11 @@ func (r *Runner) selected(c *call) []*Entry {
 	var seen []string
 	for i := range r.entries {
 		e := &r.entries[i]
-		if e.Event != c.event || !e.Matches(c.tool) || containsStr(seen, e.Command) {
+		key := e.PluginRoot + "\x00" + e.Command // a plugin's ${CLAUDE_PLUGIN_ROOT} differs
+		if e.Event != c.event || !e.matches(c.tool, r.opts.MCPServers) || containsStr(seen, key) {
 			continue
 		}
-		seen = append(seen, e.Command)
+		seen = append(seen, key)
 		sel = append(sel, e)
 	}
 	return sel
@@ -91,44 +103,36 @@ func (r *Runner) selected(c *call) []*Entry {
 
 // describe fills in the fields of c's input every event carries: the
 // session, turn, agent, working directory, event name and transcript.
-func (r *Runner) describe(c *call) {
+func (r *Runner) describe(ctx context.Context, c *call) {
 	c.in.SessionID = string(c.scope.Session)
 	c.in.Turn = string(c.scope.Turn)
 	c.in.Agent = c.scope.Agent
 	c.in.Cwd = r.opts.Dir
 	c.in.HookEventName = c.event
-	if r.opts.Transcript != nil && c.scope.Session != "" {
+	switch {
+	case c.scope.Session == "":
+	case r.opts.Transcripts != nil:
+		p, err := r.opts.Transcripts.Sync(ctx, c.scope.Session)
+		if err != nil {
+			r.opts.Logger.Warn("hook transcript not written", "err", err)
+		}
+		c.in.TranscriptPath = p
+	case r.opts.Transcript != nil:
 		c.in.TranscriptPath = r.opts.Transcript(c.scope.Session)
 	}
 }
 
-// spelling is the index of e's payload in encodeInput's answer: 0 for
-// rein's tool names, 1 for Claude's.
-func spelling(e *Entry) int {
-	if e.Claude {
-		return 1
+// encodeInput encodes c's input, told in the hook format's vocabulary
+// whichever settings file the entries come from.
+func (r *Runner) encodeInput(c *call) ([]byte, error) {
+	in := c.in
+	if c.tool != "" {
+		in.ToolName = theirName(c.tool, r.opts.MCPServers)
 	}
-	return 0
-}
-
-// encodeInput encodes c's input once for each spelling of tool names the
-// entries in sel use.
-func encodeInput(c *call, sel []*Entry) ([2][]byte, error) {
-	var payload [2][]byte // rein spelling, Claude spelling
-	for _, e := range sel {
-		k := spelling(e)
-		if payload[k] != nil {
-			continue
-		}
-		in := c.in
-		if c.tool != "" {
-			in.ToolName = outName(c.tool, e.Claude)
-		}
-		b, err := json.Marshal(&in)
-		if err != nil {
-			return payload, fmt.Errorf("encode %s hook input: %w", c.event, err)
-		}
-		payload[k] = b
+	in.PermissionMode = r.opts.PermissionMode
+	b, err := json.Marshal(&in)
+	if err != nil {
+		return nil, fmt.Errorf("command: encode %s hook input: %w", c.event, err)
 	}
-	return payload, nil
+	return b, nil
 }

@@ -39,7 +39,7 @@ func (r *Runner) prompt(ctx context.Context, in *hook.PromptInput) (hook.PromptD
 // selects reports whether some entry of event matches the tool.
 func (r *Runner) selects(event, tool string) bool {
 	for i := range r.entries {
-		if e := &r.entries[i]; e.Event == event && e.Matches(tool) {
+		if e := &r.entries[i]; e.Event == event && e.matches(tool, r.opts.MCPServers) {
 			return true
 		}
 	}
@@ -95,6 +95,9 @@ func (r *Runner) preToolUse(ctx context.Context, in *hook.ToolInput) (hook.GateD
 	if perm != kindContinue {
 		var d hook.ApprovalDecision = &hook.Allow{Reason: permReason}
 		if perm == kindAsk {
+			if permReason == "" {
+				permReason = "a PreToolUse hook asks for approval"
+			}
 			d = &hook.Ask{Reason: permReason}
 		}
 		r.mu.Lock()
@@ -112,8 +115,23 @@ func (r *Runner) approval(ctx context.Context, in *hook.ToolInput) (hook.Approva
 	r.mu.Lock()
 	d := r.approvals[in.Call.ID]
 	delete(r.approvals, in.Call.ID)
+	if ask, ok := d.(*hook.Ask); ok {
+		r.asked[in.Call.ID] = ask.Reason
+	}
 	r.mu.Unlock()
 	return d, nil
+}
+
+// TakeAsk reports, and forgets, whether a PreToolUse hook answered "ask"
+// for the call, with its reason. A host's approver uses it to put such a
+// call to a person even when its policy would allow the call unasked,
+// and to refuse it when no one can be asked.
+func (r *Runner) TakeAsk(id llm.CallID) (reason string, asked bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	reason, asked = r.asked[id]
+	delete(r.asked, id)
+	return reason, asked
 }
 
 // dispatched forgets a permission answer of a call that never reached
@@ -121,6 +139,7 @@ func (r *Runner) approval(ctx context.Context, in *hook.ToolInput) (hook.Approva
 func (r *Runner) dispatched(ctx context.Context, in *hook.DispatchedInput) error {
 	r.mu.Lock()
 	delete(r.approvals, in.Call.ID)
+	delete(r.asked, in.Call.ID)
 	r.mu.Unlock()
 	return nil
 }
@@ -140,16 +159,12 @@ func (r *Runner) postToolUse(ctx context.Context, in *hook.ToolResultInput) (hoo
 	if !r.selects(event, name) {
 		return nil, nil
 	}
-	resp := &toolResponse{}
-	if in.Result != nil {
-		resp.Output, resp.IsError = in.Result.TextOf(), in.Result.IsError
-	}
 	c := &call{scope: in.Scope, tool: name, id: in.Call.ID,
 		in: input{ToolInput: outInput(name, in.Call.Args), ToolUseID: string(in.Call.ID)}}
-	if resp.IsError {
-		c.in.Error = resp.Output
+	if in.Result != nil && in.Result.IsError {
+		c.in.Error = in.Result.TextOf()
 	} else {
-		c.in.ToolResponse = resp
+		c.in.ToolResponse = toolResponse(name, in.Call.Args, in.Result)
 	}
 	c.event = event
 	res, err := r.fire(ctx, c)

@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/reinhq/rein/tool"
 )
 
 func TestMatcher(t *testing.T) {
@@ -41,7 +43,7 @@ func TestMatcher(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := m.Match(tt.tool); got != tt.want {
+			if got := m.Match(tt.tool, nil); got != tt.want {
 				t.Errorf("%q matches %q = %v, want %v", tt.matcher, tt.tool, got, tt.want)
 			}
 		})
@@ -173,13 +175,77 @@ func TestFlattenErrors(t *testing.T) {
 }
 
 func TestMCPNames(t *testing.T) {
-	if diff := cmp.Diff([]string{"mcp__my__server_tool", "mcp__my_server__tool"}, mcpNames("mcp_my_server_tool")); diff != "" {
+	if diff := cmp.Diff([]string{"mcp__my__server_tool", "mcp__my_server__tool"}, mcpNames("mcp_my_server_tool", nil)); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
-	if got := outName("mcp_github_create_issue", true); got != "mcp__github__create_issue" {
-		t.Errorf("outName = %q", got)
+	if got := theirName("mcp_github_create_issue", nil); got != "mcp__github__create_issue" {
+		t.Errorf("theirName = %q", got)
 	}
-	if got := outName("mcp_github_create_issue", false); got != "mcp_github_create_issue" {
-		t.Errorf("outName for rein entries = %q", got)
+	// A known server whose name holds "_" splits after the server name.
+	if got := theirName("mcp_my_srv_echo", []string{"my", "my_srv"}); got != "mcp__my_srv__echo" {
+		t.Errorf("theirName with servers = %q, want mcp__my_srv__echo", got)
+	}
+	m, _ := compileMatcher("mcp__my__.*")
+	if m.Match("mcp_my_srv_echo", []string{"my_srv"}) {
+		t.Error("mcp__my__.* matched a tool of server my_srv")
+	}
+}
+
+func TestVocabularyBothWays(t *testing.T) {
+	tests := []struct {
+		name, tool, args, out, update, back string
+	}{
+		{"shell timeout is milliseconds", "shell", `{"command":"make","timeout":30}`, `{"command":"make","timeout":30000}`, `{"timeout":120000}`, `{"command":"make","timeout":120}`},
+		{"todo items are todos", "todo", `{"items":[{"content":"a","status":"pending"}]}`, `{"todos":[{"content":"a","status":"pending"}]}`, `{"todos":[]}`, `{"items":[]}`},
+		{"file path in both spellings", "edit", `{"path":"a.go","old_string":"x","new_string":"y"}`, `{"file_path":"a.go","new_string":"y","old_string":"x","path":"a.go"}`, `{"file_path":"b.go"}`, `{"new_string":"y","old_string":"x","path":"b.go"}`},
+		{"other tools unchanged", "glob", `{"pattern":"*.go"}`, `{"pattern":"*.go"}`, `{"pattern":"*"}`, `{"pattern":"*"}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if diff := cmp.Diff(tt.out, string(outInput(tt.tool, json.RawMessage(tt.args)))); diff != "" {
+				t.Errorf("out (-want +got):\n%s", diff)
+			}
+			back, err := applyUpdate(tt.tool, json.RawMessage(tt.args), json.RawMessage(tt.update))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.back, string(back)); diff != "" {
+				t.Errorf("back (-want +got):\n%s", diff)
+			}
+		})
+	}
+	for _, v := range Vocabulary {
+		if got := theirName(v.Tool, nil); got != v.Theirs {
+			t.Errorf("theirName(%q) = %q, want %q", v.Tool, got, v.Theirs)
+		}
+		m, _ := compileMatcher(v.Theirs)
+		if !m.Match(v.Tool, nil) {
+			t.Errorf("matcher %q does not match %q", v.Theirs, v.Tool)
+		}
+	}
+}
+
+func TestToolResponseShapes(t *testing.T) {
+	shell := &tool.Result{Parts: tool.Text("hello\n\nExit code 0 (took 3ms).").Parts, Meta: map[string]any{"exit_code": 0}}
+	killed := &tool.Result{Parts: tool.Text("Timed out after 1s: …").Parts, IsError: true, Meta: map[string]any{"exit_code": -1}}
+	tests := []struct {
+		name, tool, args string
+		res              *tool.Result
+		want             string
+	}{
+		{"shell", "shell", `{"command":"echo hello"}`, shell, `{"stdout":"hello\n","stderr":"","interrupted":false,"isImage":false,"exit_code":0}`},
+		{"shell interrupted", "shell", `{"command":"sleep 9"}`, killed, `{"stdout":"","stderr":"","interrupted":true,"isImage":false,"exit_code":-1}`},
+		{"write", "write", `{"path":"a.go","content":"package a"}`, tool.Text("Created a.go"), `{"type":"create","filePath":"a.go","content":"package a","success":true,"output":"Created a.go"}`},
+		{"edit", "edit", `{"path":"a.go","old_string":"a","new_string":"b"}`, tool.Text("Edited a.go"), `{"filePath":"a.go","oldString":"a","newString":"b","success":true,"output":"Edited a.go"}`},
+		{"todo", "todo", `{"items":[{"content":"a","status":"pending"}]}`, tool.Text("1 item"), `{"newTodos":[{"content":"a","status":"pending"}],"output":"1 item"}`},
+		{"other", "glob", `{"pattern":"*"}`, tool.Text("a.go"), `{"output":"a.go"}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := string(toolResponse(tt.tool, json.RawMessage(tt.args), tt.res))
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
 	}
 }

@@ -34,6 +34,21 @@ type Options struct {
 	// MaxOutput bounds the bytes kept of each of a command's stdout and
 	// stderr; zero means DefaultMaxOutput (64 KiB).
 	MaxOutput int
+	// MCPServers names the MCP servers whose tools (mcp_SERVER_TOOL) the
+	// agent has, so a server name holding "_" is told as
+	// mcp__SERVER__TOOL split in the right place.
+	MCPServers []string
+	// PermissionMode is told to commands as permission_mode: "default"
+	// when a person approves calls, "bypassPermissions" when everything
+	// is allowed, "dontAsk" when what is not allowed is refused.
+	PermissionMode string
+	// EnvDir holds each session's CLAUDE_ENV_FILE (see EnvFile); empty
+	// means SessionStart hooks are not given one.
+	EnvDir string
+	// Transcripts, when set, writes each session's transcript in the
+	// format hook programs parse and tells its path as transcript_path,
+	// brought up to date before every hook call. It wins over Transcript.
+	Transcripts *Transcripts
 	// Transcript returns the path of a session's NDJSON log or export, told
 	// to commands as transcript_path. Nil means an empty path.
 	Transcript func(session.ID) string
@@ -62,6 +77,7 @@ type Runner struct {
 	stops     map[turnKey]string
 	nudged    map[turnKey]bool
 	approvals map[llm.CallID]hook.ApprovalDecision
+	asked     map[llm.CallID]string
 }
 
 type turnKey struct {
@@ -73,7 +89,7 @@ type turnKey struct {
 // not run (other hook types, unsupported events) are kept for listings
 // and skipped.
 func New(entries []Entry, opts *Options) (*Runner, error) {
-	r := &Runner{stops: map[turnKey]string{}, nudged: map[turnKey]bool{}, approvals: map[llm.CallID]hook.ApprovalDecision{}}
+	r := &Runner{stops: map[turnKey]string{}, nudged: map[turnKey]bool{}, approvals: map[llm.CallID]hook.ApprovalDecision{}, asked: map[llm.CallID]string{}}
 	if opts != nil {
 		r.opts = *opts
 	}

@@ -3,6 +3,8 @@ package command
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/reinhq/rein/hook"
@@ -35,6 +37,29 @@ type FireResult struct {
 	Context []string
 }
 
+// EnvFile is the file SessionStart hooks of session id are told as
+// $CLAUDE_ENV_FILE, where they write "export NAME=value" lines for the
+// session's later shell commands; a host has its shell read it (bash's
+// BASH_ENV). It is "" without Options.EnvDir.
+func (r *Runner) EnvFile(id session.ID) string {
+	if r.opts.EnvDir == "" || id == "" {
+		return ""
+	}
+	return filepath.Join(r.opts.EnvDir, string(id)+".sh")
+}
+
+// touch creates the file at p, and its directory, if missing.
+func touch(p string) error {
+	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+		return fmt.Errorf("command: CLAUDE_ENV_FILE directory: %w; check that %s is writable", err, filepath.Dir(p))
+	}
+	f, err := os.OpenFile(p, os.O_CREATE|os.O_WRONLY, 0o600)
+	if err != nil {
+		return fmt.Errorf("command: CLAUDE_ENV_FILE: %w", err)
+	}
+	return f.Close()
+}
+
 // Fire runs the hooks of a session event rein's hook points do not cover:
 // SessionStart (its context reaches the next request through Notices),
 // SessionEnd and PreCompact. A command that times out is an error.
@@ -48,6 +73,14 @@ func (r *Runner) Fire(ctx context.Context, req *FireRequest) (*FireResult, error
 		in: input{Source: req.Source, Reason: req.Reason, Trigger: req.Trigger}}
 	if req.Event == PreCompact {
 		c.in.Instructions = &req.Instructions
+	}
+	if req.Event == SessionStart {
+		if p := r.EnvFile(req.Session); p != "" {
+			if err := touch(p); err != nil {
+				return nil, err
+			}
+			c.env = []string{"CLAUDE_ENV_FILE=" + p}
+		}
 	}
 	res, err := r.fire(ctx, c)
 	if err != nil {

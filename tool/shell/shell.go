@@ -101,6 +101,8 @@ type Shell struct {
 	owned  bool  // exec was made by New
 	noBox  error // why no sandbox could be made, when exec is unconfined
 	nextID atomic.Int64
+	// envFile is the file BASH_ENV names for commands; see SourceEnv.
+	envFile atomic.Pointer[string]
 
 	mu      sync.Mutex
 	tasks   map[string]*task
@@ -225,8 +227,18 @@ func (s *Shell) Close() error {
 
 // env builds the child's environment.
 func (s *Shell) env() []string {
-	return exec.Environ(s.o.Env, s.o.Secrets, []string{"PAGER=cat", "GIT_PAGER=cat", "GIT_TERMINAL_PROMPT=0"})
+	env := exec.Environ(s.o.Env, s.o.Secrets, []string{"PAGER=cat", "GIT_PAGER=cat", "GIT_TERMINAL_PROMPT=0"})
+	if p := s.envFile.Load(); p != nil && *p != "" {
+		env = append(env, "BASH_ENV="+*p)
+	}
+	return env
 }
+
+// SourceEnv names a file of shell lines (such as "export NAME=value")
+// that bash reads before each later command, through BASH_ENV: how the
+// variables a session-start hook writes reach the commands. Empty stops
+// it. It is safe to call while commands run.
+func (s *Shell) SourceEnv(path string) { s.envFile.Store(&path) }
 
 // display shows a path relative to the workspace when it is inside it.
 func (s *Shell) display(p string) string {

@@ -1,0 +1,196 @@
+package command
+
+import (
+	"encoding/json"
+	"slices"
+	"strings"
+)
+
+// Vocab is one row of the mapping between a rein tool and the name and
+// input fields hook programs written for Claude Code expect. The same row
+// translates a call out to a command (tool_name, tool_input) and a
+// command's updatedInput back into rein's arguments.
+type Vocab struct {
+	Tool   string // rein's tool name
+	Theirs string // the name hook programs know it by
+	// Fields maps rein's input fields to theirs, each {rein, theirs}.
+	// Outgoing input carries their field beside rein's for path fields
+	// (scripts of either spelling find the path) and instead of it for
+	// the others.
+	Fields [][2]string
+	// TimeoutMillis: rein's "timeout" is seconds, theirs milliseconds.
+	TimeoutMillis bool
+}
+
+// Vocabulary is the one mapping table between rein's tool names and
+// fields and the hook format's, used in both directions: matchers,
+// tool_name, tool_input and tool_response going out, updatedInput coming
+// back.
+var Vocabulary = []Vocab{
+	{Tool: "shell", Theirs: "Bash", TimeoutMillis: true},
+	{Tool: "read", Theirs: "Read", Fields: [][2]string{{"path", "file_path"}}},
+	{Tool: "write", Theirs: "Write", Fields: [][2]string{{"path", "file_path"}}},
+	{Tool: "edit", Theirs: "Edit", Fields: [][2]string{{"path", "file_path"}}},
+	{Tool: "multi_edit", Theirs: "MultiEdit", Fields: [][2]string{{"path", "file_path"}}},
+	{Tool: "ls", Theirs: "LS"},
+	{Tool: "glob", Theirs: "Glob"},
+	{Tool: "grep", Theirs: "Grep"},
+	{Tool: "todo", Theirs: "TodoWrite", Fields: [][2]string{{"items", "todos"}}},
+}
+
+// vocabOf returns the row of rein's tool name, or nil.
+func vocabOf(name string) *Vocab {
+	for i := range Vocabulary {
+		if Vocabulary[i].Tool == name {
+			return &Vocabulary[i]
+		}
+	}
+	return nil
+}
+
+// pathField reports whether a rein field is a path, sent in both
+// spellings.
+func pathField(f string) bool { return f == "path" }
+
+// theirName is the name a command is told for rein's tool name: the
+// table's, mcp__SERVER__TOOL for an MCP tool (servers names the known MCP
+// servers, so a server whose name holds "_" splits right), or rein's own.
+func theirName(name string, servers []string) string {
+	if v := vocabOf(name); v != nil {
+		return v.Theirs
+	}
+	if c := mcpNames(name, servers); len(c) > 0 {
+		return c[0]
+	}
+	return name
+}
+
+// mcpNames returns the spellings mcp__SERVER__TOOL of rein's MCP tool name
+// mcp_SERVER_TOOL. With a known server that prefixes the name (the longest
+// wins) there is one; otherwise one per way to split it, at the first
+// underscore first.
+func mcpNames(name string, servers []string) []string {
+	rest, ok := strings.CutPrefix(name, "mcp_")
+	if !ok || strings.HasPrefix(rest, "_") {
+		return nil
+	}
+	best := ""
+	for _, s := range servers {
+		if len(s) > len(best) && len(rest) > len(s)+1 && strings.HasPrefix(rest, s+"_") {
+			best = s
+		}
+	}
+	if best != "" {
+		return []string{"mcp__" + best + "__" + rest[len(best)+1:]}
+	}
+	var out []string
+	for i := 0; i < len(rest); i++ {
+		if rest[i] == '_' && i > 0 && i < len(rest)-1 {
+			out = append(out, "mcp__"+rest[:i]+"__"+rest[i+1:])
+		}
+	}
+	return out
+}
+
+// outInput is a call's arguments in the hook format's fields.
+func outInput(name string, args json.RawMessage) json.RawMessage {
+	if len(args) == 0 {
+		return json.RawMessage("{}")
+	}
+	v := vocabOf(name)
+	if v == nil || (len(v.Fields) == 0 && !v.TimeoutMillis) {
+		return args
+	}
+	var m map[string]json.RawMessage
+	if json.Unmarshal(args, &m) != nil {
+		return args
+	}
+	for _, f := range v.Fields {
+		val, ok := m[f[0]]
+		if !ok {
+			continue
+		}
+		if _, has := m[f[1]]; !has {
+			m[f[1]] = val
+		}
+		if !pathField(f[0]) {
+			delete(m, f[0])
+		}
+	}
+	if v.TimeoutMillis {
+		scaleNumber(m, "timeout", 1000)
+	}
+	b, err := json.Marshal(m)
+	if err != nil {
+		return args
+	}
+	return b
+}
+
+// applyUpdate merges a command's updatedInput over args (shallow, so a
+// hook may return only the fields it changes) and maps its fields back to
+// rein's through the table: file_path to path, todos to items, a shell
+// timeout from milliseconds to seconds. The result is validated by the
+// agent.
+func applyUpdate(name string, args, update json.RawMessage) (json.RawMessage, error) {
+	var base map[string]json.RawMessage
+	if len(args) > 0 {
+		if err := json.Unmarshal(args, &base); err != nil {
+			base = nil
+		}
+	}
+	if base == nil {
+		base = map[string]json.RawMessage{}
+	}
+	var upd map[string]json.RawMessage
+	if err := json.Unmarshal(update, &upd); err != nil {
+		return nil, err
+	}
+	v := vocabOf(name)
+	if v != nil && v.TimeoutMillis {
+		scaleNumber(upd, "timeout", 0.001)
+	}
+	old := map[string]json.RawMessage{}
+	if v != nil {
+		for _, f := range v.Fields {
+			old[f[0]] = base[f[0]]
+		}
+	}
+	for k, val := range upd {
+		base[k] = val
+	}
+	if v != nil {
+		for _, f := range v.Fields {
+			theirs, ok := base[f[1]]
+			if !ok {
+				continue
+			}
+			// Their field wins when the hook changed it, or when rein's was
+			// not changed.
+			if _, setOurs := upd[f[0]]; !setOurs || !jsonEqual(theirs, old[f[0]]) {
+				base[f[0]] = theirs
+			}
+			delete(base, f[1])
+		}
+	}
+	return json.Marshal(base)
+}
+
+// scaleNumber multiplies m[key] by f when it is a number.
+func scaleNumber(m map[string]json.RawMessage, key string, f float64) {
+	raw, ok := m[key]
+	if !ok {
+		return
+	}
+	var n float64
+	if json.Unmarshal(raw, &n) != nil {
+		return
+	}
+	if b, err := json.Marshal(n * f); err == nil {
+		m[key] = b
+	}
+}
+
+func jsonEqual(a, b json.RawMessage) bool { return string(a) == string(b) }
+
+func sortStrings(s []string) { slices.Sort(s) }
