@@ -227,15 +227,51 @@ func (s *Shell) Close() error {
 
 // env builds the child's environment.
 func (s *Shell) env() []string {
-	env := exec.Environ(s.o.Env, s.o.Secrets, []string{"PAGER=cat", "GIT_PAGER=cat", "GIT_TERMINAL_PROMPT=0"})
+	extra := []string{"PAGER=cat", "GIT_PAGER=cat", "GIT_TERMINAL_PROMPT=0"}
 	if p := s.envFile.Load(); p != nil && *p != "" {
-		env = append(env, "BASH_ENV="+*p)
+		extra = append(extra, readEnvFile(*p)...)
 	}
-	return env
+	return exec.Environ(s.o.Env, s.o.Secrets, extra)
+}
+
+// readEnvFile returns the NAME=value assignments of a file of shell
+// lines ("export NAME=value", "NAME='value'"); other lines are left out.
+// rein reads it, not the command: the file lies outside what a
+// sandboxed command may read.
+func readEnvFile(path string) []string {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for line := range strings.Lines(string(data)) {
+		line = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(line), "export "))
+		name, value, ok := strings.Cut(line, "=")
+		if !ok || !validEnvName(name) {
+			continue
+		}
+		if n := len(value); n >= 2 && (value[0] == '"' || value[0] == '\'') && value[n-1] == value[0] {
+			value = value[1 : n-1]
+		}
+		out = append(out, name+"="+value)
+	}
+	return out
+}
+
+func validEnvName(name string) bool {
+	if name == "" {
+		return false
+	}
+	for i, r := range name {
+		if r != '_' && (r < 'A' || r > 'Z') && (r < 'a' || r > 'z') && (i == 0 || r < '0' || r > '9') {
+			return false
+		}
+	}
+	return true
 }
 
 // SourceEnv names a file of shell lines (such as "export NAME=value")
-// that bash reads before each later command, through BASH_ENV: how the
+// whose assignments every later command gets in its environment: how the
 // variables a session-start hook writes reach the commands. Empty stops
 // it. It is safe to call while commands run.
 func (s *Shell) SourceEnv(path string) { s.envFile.Store(&path) }
