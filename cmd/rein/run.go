@@ -353,10 +353,11 @@ func (a *app) runCommand() *cobra.Command {
 		showContext bool
 	)
 	cmd := &cobra.Command{
-		Use:   "run [flags] PROMPT",
+		Use:   "run [flags] PROMPT [-]",
 		Short: "Run one turn of the agent and exit",
 		Long: `Run sends PROMPT (or stdin, when PROMPT is -) to the model, lets it use the
-tools until it answers, and exits. The answer streams to stdout and tool
+tools until it answers, and exits. Input piped to stdin after a PROMPT (or
+named by a - after it) is appended to the prompt as context. The answer streams to stdout and tool
 activity to stderr; --json prints the turn's session events as NDJSON instead.
 
 Exit codes: 0 completed, 1 the turn ended in error, 2 usage or configuration
@@ -369,8 +370,8 @@ error, 3 ended by a limit, a budget or a block, 130 cancelled (Ctrl-C).`,
 			if showContext {
 				return cobra.MaximumNArgs(1)(cmd, args)
 			}
-			if len(args) != 1 {
-				return usageErrorf("rein run needs exactly one PROMPT argument (or - to read stdin), got %d\nRun 'rein run --help' for usage.", len(args))
+			if len(args) == 0 || len(args) > 2 || (len(args) == 2 && args[1] != "-") {
+				return usageErrorf("rein run needs one PROMPT argument, PROMPT - (stdin appended as context) or - (the prompt from stdin), got %d arguments\nRun 'rein run --help' for usage.", len(args))
 			}
 			return nil
 		},
@@ -378,16 +379,9 @@ error, 3 ended by a limit, a budget or a block, 130 cancelled (Ctrl-C).`,
 			if showContext {
 				return a.showContext(cmd, f)
 			}
-			prompt := args[0]
-			if prompt == "-" {
-				b, err := io.ReadAll(a.stdin)
-				if err != nil {
-					return fmt.Errorf("read the prompt from stdin: %w", err)
-				}
-				prompt = string(b)
-			}
-			if strings.TrimSpace(prompt) == "" {
-				return usageErrorf("the prompt is empty")
+			prompt, err := a.runPrompt(args)
+			if err != nil {
+				return err
 			}
 			return a.runTurn(cmd.Context(), f, prompt, jsonOut, timeout)
 		},
