@@ -273,7 +273,7 @@ func TestRunSessionContinues(t *testing.T) {
 			e := newEnv(t)
 			m := llmtest.NewModel(llmtest.Reply("The answer is 42."), llmtest.Reply("You asked about the answer."))
 			srv := llmtest.NewServer(t, m)
-			r := e.run(w.env(), w.args(srv, e, "--session", "s-continue", "what is the answer?")...)
+			r := e.run(w.env(), w.args(srv, e, "--new-session", "s-continue", "what is the answer?")...)
 			if r.code != 0 {
 				t.Fatalf("first run: exit %d, stderr:\n%s", r.code, r.stderr)
 			}
@@ -327,7 +327,7 @@ func TestRunInterruptThenResume(t *testing.T) {
 	srv := llmtest.NewServer(t, m)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	cmd := e.cmd(ctx, w.env(), w.args(srv, e, "--session", "s-int", "a long question")...)
+	cmd := e.cmd(ctx, w.env(), w.args(srv, e, "--new-session", "s-int", "a long question")...)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -534,7 +534,7 @@ func TestRunCrashThenRepair(t *testing.T) {
 	srv := llmtest.NewServer(t, m)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	cmd := e.cmd(ctx, w.env(), w.args(srv, e, "--session", "s-crash", "first")...)
+	cmd := e.cmd(ctx, w.env(), w.args(srv, e, "--new-session", "s-crash", "first")...)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)

@@ -29,22 +29,24 @@ func init() { extraCommands = append(extraCommands, (*app).runCommand) }
 
 // agentFlags are the flags 'rein run' and 'rein chat' share.
 type agentFlags struct {
-	model    string
-	baseURL  string
-	session  string
-	fork     string
-	cwd      string
-	tools    string
-	approve  string
-	dryRun   bool
-	maxSteps int
-	maxCost  float64
-	system   string
-	mcp      []string // --mcp NAME=COMMAND… or NAME=URL
-	hooks    string   // --hooks-from
+	model      string
+	baseURL    string
+	session    string
+	newSession string
+	fork       string
+	cwd        string
+	tools      string
+	approve    string
+	dryRun     bool
+	maxSteps   int
+	maxCost    float64
+	system     string
+	mcp        []string // --mcp NAME=COMMAND… or NAME=URL
+	hooks      string   // --hooks-from
 
 	// Set by hosts, not flags: MCP servers an editor passed, whether
-	// --session must name a session that exists (an editor's load), and
+	// --session must name a session that exists (an editor's load, rein
+	// run; chat creates an unknown one), and
 	// the tools the editor runs in place of rein's.
 	editorMCP   []mcp.ServerConfig
 	existing    bool
@@ -55,7 +57,8 @@ func (f *agentFlags) register(cmd *cobra.Command) {
 	fl := cmd.Flags()
 	fl.StringVarP(&f.model, "model", "m", "", "model as PROVIDER/NAME: anthropic, openai, openai-responses, ollama, deepseek, openrouter or openai-compatible")
 	fl.StringVar(&f.baseURL, "base-url", "", "the provider's API root (default from $ANTHROPIC_BASE_URL, $OPENAI_BASE_URL or the config)")
-	fl.StringVarP(&f.session, "session", "s", "", "continue the session with this id (created if new)")
+	fl.StringVarP(&f.session, "session", "s", "", "continue the session with this id or a unique prefix of it")
+	fl.StringVar(&f.newSession, "new-session", "", "start a new session with this id")
 	fl.StringVar(&f.fork, "fork", "", "start from a copy of session ID, up to event SEQ when given: ID[@SEQ]")
 	fl.StringVarP(&f.cwd, "cwd", "C", "", "the workspace directory (default the current directory)")
 	fl.StringVar(&f.tools, "tools", "", "comma-separated tools, or none (default "+strings.Join(defaultTools, ",")+")")
@@ -145,30 +148,56 @@ func workspace(cwd string) (string, error) {
 	return root, nil
 }
 
-// resolveSession picks the session: --fork makes a copy, --session opens
-// or creates one, and otherwise a new session is created in the workspace.
-func resolveSession(ctx context.Context, st session.Store, f *agentFlags, root string) (session.ID, error) {
-	if f.fork != "" && f.session != "" {
-		return "", usageErrorf("--fork and --session exclude each other: --fork makes a new session")
+// resolveSession picks the session and reports whether it existed before:
+// --fork makes a copy, --new-session creates one with the id given,
+// --session opens one by its id or a unique prefix of it (in chat, an
+// unknown id is created), and otherwise a new session is created in the
+// workspace.
+func resolveSession(ctx context.Context, st session.Store, f *agentFlags, root string) (session.ID, bool, error) {
+	set := 0
+	for _, v := range []string{f.fork, f.session, f.newSession} {
+		if v != "" {
+			set++
+		}
 	}
-	if f.fork != "" {
-		return forkSession(ctx, st, f.fork)
+	if set > 1 {
+		return "", false, usageErrorf("--fork, --session and --new-session exclude each other: give one")
 	}
-	if f.session != "" {
-		id := session.ID(f.session)
+	switch {
+	case f.fork != "":
+		id, err := forkSession(ctx, st, f.fork)
+		return id, false, err
+	case f.newSession != "":
+		id := session.ID(f.newSession)
 		if err := session.CheckID(id); err != nil {
-			return "", usageErrorf("--session %q: %v", f.session, err)
+			return "", false, usageErrorf("--new-session %q: %v", f.newSession, err)
 		}
 		if _, err := st.Info(ctx, id); err == nil {
-			return id, nil
-		} else if !errors.Is(err, session.ErrNotFound) {
-			return "", err
-		} else if f.existing {
-			return "", usageErrorf("session %s not found in the store; list them with 'rein sessions list'", id)
+			return "", false, usageErrorf("--new-session %s: that session exists; continue it with --session %s", id, id)
 		}
-		return st.Create(ctx, &session.CreateRequest{ID: id, WorkDir: root})
+		id, err := st.Create(ctx, &session.CreateRequest{ID: id, WorkDir: root})
+		return id, false, err
+	case f.session != "" && f.existing:
+		info, err := findSession(ctx, st, f.session)
+		if err != nil {
+			return "", false, err
+		}
+		return info.ID, true, nil
+	case f.session != "":
+		id := session.ID(f.session)
+		if err := session.CheckID(id); err != nil {
+			return "", false, usageErrorf("--session %q: %v", f.session, err)
+		}
+		if _, err := st.Info(ctx, id); err == nil {
+			return id, true, nil
+		} else if !errors.Is(err, session.ErrNotFound) {
+			return "", false, err
+		}
+		id, err := st.Create(ctx, &session.CreateRequest{ID: id, WorkDir: root})
+		return id, false, err
 	}
-	return st.Create(ctx, &session.CreateRequest{WorkDir: root})
+	id, err := st.Create(ctx, &session.CreateRequest{WorkDir: root})
+	return id, false, err
 }
 
 // forkSession forks spec, ID[@SEQ], and returns the new session's id.
@@ -250,12 +279,8 @@ func (a *app) build(ctx context.Context, f *agentFlags, ask tool.Approver, inter
 	if s.store, err = openStore(a.storeSpecValue()); err != nil {
 		return nil, err
 	}
-	if f.session != "" {
-		if _, err := s.store.Info(ctx, session.ID(f.session)); err == nil {
-			s.resumed = true
-		}
-	}
-	sid, err := resolveSession(ctx, s.store, f, s.root)
+	sid, resumed, err := resolveSession(ctx, s.store, f, s.root)
+	s.resumed = resumed
 	if err != nil {
 		return nil, err
 	}
@@ -346,8 +371,9 @@ func (a *app) build(ctx context.Context, f *agentFlags, ask tool.Approver, inter
 }
 
 func (a *app) runCommand() *cobra.Command {
-	f := &agentFlags{}
+	f := &agentFlags{existing: true}
 	var (
+		cont        bool
 		jsonOut     bool
 		timeout     time.Duration
 		showContext bool
@@ -383,10 +409,16 @@ error, 3 ended by a limit, a budget or a block, 130 cancelled (Ctrl-C).`,
 			if err != nil {
 				return err
 			}
+			if cont {
+				if err := a.continueLatest(cmd.Context(), f); err != nil {
+					return err
+				}
+			}
 			return a.runTurn(cmd.Context(), f, prompt, jsonOut, timeout)
 		},
 	}
 	f.register(cmd)
+	cmd.Flags().BoolVarP(&cont, "continue", "c", false, "continue the workspace's latest session")
 	cmd.Flags().BoolVar(&jsonOut, "json", false, "print the turn's session events as NDJSON on stdout")
 	cmd.Flags().DurationVar(&timeout, "timeout", 0, "end the turn after this long (e.g. 5m); exit code 3")
 	cmd.Flags().BoolVar(&showContext, "show-context", false, "print the system prompt and tools the model would be given, and exit")
