@@ -43,6 +43,7 @@ type agentFlags struct {
 	system     string
 	mcp        []string // --mcp NAME=COMMAND… or NAME=URL
 	hooks      string   // --hooks-from
+	net        netOptions
 
 	// Set by hosts, not flags: MCP servers an editor passed, whether
 	// --session must name a session that exists (an editor's load, rein
@@ -67,6 +68,8 @@ func (f *agentFlags) register(cmd *cobra.Command) {
 	fl.IntVar(&f.maxSteps, "max-steps", 0, "stop the turn after N steps (default 100)")
 	fl.Float64Var(&f.maxCost, "max-cost", 0, "stop the turn before spending more than USD")
 	fl.StringVar(&f.system, "system", "", "the system prompt, as TEXT or @FILE (AGENTS.md and CLAUDE.md are added)")
+	fl.DurationVar(&f.net.stall, "stall-timeout", defaultStallTimeout, "abandon and retry a model request that sends nothing for this long")
+	fl.DurationVar(&f.net.connect, "connect-timeout", defaultConnectTimeout, "give up connecting to the provider after this long")
 	registerMCPFlag(fl, &f.mcp)
 	addHooksFlag(cmd, &f.hooks)
 }
@@ -272,10 +275,11 @@ func (a *app) build(ctx context.Context, f *agentFlags, ask tool.Approver, inter
 	if err != nil {
 		return nil, err
 	}
-	model, err := buildModel(t)
+	model, err := buildModel(t, providerClient(f.net))
 	if err != nil {
 		return nil, err
 	}
+	model = failFast(model)
 	if s.store, err = openStore(a.storeSpecValue()); err != nil {
 		return nil, err
 	}
