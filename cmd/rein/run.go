@@ -391,7 +391,8 @@ named by a - after it) is appended to the prompt as context. The answer streams 
 activity to stderr; --json prints the turn's session events as NDJSON instead.
 
 Exit codes: 0 completed, 1 the turn ended in error, 2 usage or configuration
-error, 3 ended by a limit, a budget or a block, 130 cancelled (Ctrl-C).`,
+error, 3 ended by a limit, a budget, a block or a provider's refusal, 130
+cancelled (Ctrl-C).`,
 		Example: `  rein run "why does the build fail?"
   git diff | rein run --tools none "review this diff" -
   rein run --model ollama/qwen3 --approve auto "add a test for parse"
@@ -510,20 +511,27 @@ func (a *app) runTurn(ctx context.Context, f *agentFlags, prompt string, jsonOut
 		r = newTextRenderer(a.stdout, a.stderr)
 	}
 	var end *session.TurnEnd
+	var last *session.AssistantMessage
 	var runErr error
 	for ev, err := range s.agent.Stream(runCtx, s.request(prompt)) {
 		if err != nil {
 			runErr = err
 			break
 		}
-		if te, ok := ev.Data.(*session.TurnEnd); ok {
-			end = te
+		switch d := ev.Data.(type) {
+		case *session.TurnEnd:
+			end = d
+		case *session.AssistantMessage:
+			last = d
 		}
 		r.event(ev)
 	}
 	r.flush()
 	fmt.Fprintf(a.stderr, "session %s\n", s.agent.Session())
-	return turnExit(end, runErr)
+	if err := turnExit(end, runErr); err != nil {
+		return err
+	}
+	return refused(last)
 }
 
 // turnExit maps how a turn ended to the process's exit code.
