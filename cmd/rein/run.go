@@ -553,11 +553,14 @@ func turnExit(end *session.TurnEnd, runErr error) error {
 	case session.EndMaxSteps:
 		return &codeError{code: exitStopped, err: errors.New("the turn reached its step limit; raise it with --max-steps or continue with --session")}
 	case session.EndBudget:
-		return &codeError{code: exitStopped, err: fmt.Errorf("the turn reached its budget: %s", end.Message)}
+		return &codeError{code: exitStopped, err: budgetMessage(end, runErr)}
 	case session.EndBlocked:
 		return &codeError{code: exitStopped, err: fmt.Errorf("the turn was blocked: %s", end.Message)}
 	case session.EndMaxTokens:
 		return &codeError{code: exitStopped, err: errors.New("the model hit its output token limit; continue with --session")}
+	}
+	if err := overflowMessage(runErr); err != nil {
+		return &codeError{code: exitError, err: err}
 	}
 	msg := end.Message
 	if msg == "" && runErr != nil {
