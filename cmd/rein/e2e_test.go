@@ -223,14 +223,20 @@ func TestRunJSONEvents(t *testing.T) {
 	var seqs []int64
 	sc := bufio.NewScanner(strings.NewReader(r.stdout))
 	sc.Buffer(nil, 1<<20)
+	var lastType string
 	for sc.Scan() {
-		ev, err := session.DecodeEvent(sc.Bytes())
-		if err != nil {
-			t.Fatalf("line %q: %v", sc.Text(), err)
-		}
 		var raw map[string]json.RawMessage
 		if err := json.Unmarshal(sc.Bytes(), &raw); err != nil {
 			t.Fatal(err)
+		}
+		// Text deltas and the closing result are not session events.
+		json.Unmarshal(raw["type"], &lastType)
+		if lastType == "text.delta" || lastType == "result" {
+			continue
+		}
+		ev, err := session.DecodeEvent(sc.Bytes())
+		if err != nil {
+			t.Fatalf("line %q: %v", sc.Text(), err)
 		}
 		for _, k := range []string{"seq", "time", "session", "turn", "run", "type", "data"} {
 			if _, ok := raw[k]; !ok {
@@ -251,6 +257,9 @@ func TestRunJSONEvents(t *testing.T) {
 				t.Errorf("turn.end reason = %s", d.Reason)
 			}
 		}
+	}
+	if lastType != "result" {
+		t.Errorf("the last line is a %q, want the result", lastType)
 	}
 	want := []string{
 		"turn.start", "user.message", "step.start", "request.header", "assistant.message", "tool.call", "tool.result", "step.end",

@@ -18,16 +18,24 @@ type renderer interface {
 }
 
 // jsonRenderer prints every logged event as one NDJSON line, in the
-// session codec's exact shape. Transient stream deltas (seq 0) are left
-// out: they are not part of the log.
+// session codec's exact shape, as soon as it is recorded. Transient
+// stream deltas (seq 0), which are not part of the log, become
+// "text.delta" lines; a "result" line ends the output.
 type jsonRenderer struct {
-	w   *bufio.Writer
-	buf []byte
+	w     *bufio.Writer
+	buf   []byte
+	tally tally
+	last  *session.AssistantMessage
 }
 
 func (r *jsonRenderer) event(ev session.Event) {
 	if ev.Seq == 0 {
+		r.delta(ev)
 		return
+	}
+	r.tally.add(ev)
+	if am, ok := ev.Data.(*session.AssistantMessage); ok {
+		r.last = am
 	}
 	b, err := session.AppendEventJSON(r.buf[:0], ev)
 	if err != nil {
@@ -35,11 +43,7 @@ func (r *jsonRenderer) event(ev session.Event) {
 	}
 	r.buf = append(b, '\n')
 	r.w.Write(r.buf)
-	// Flush at step boundaries so a reader sees progress as it happens.
-	switch ev.Data.(type) {
-	case *session.StepEnd, *session.TurnEnd, *session.ToolResult:
-		r.w.Flush()
-	}
+	r.w.Flush()
 }
 
 func (r *jsonRenderer) flush() { r.w.Flush() }

@@ -388,7 +388,8 @@ func (a *app) runCommand() *cobra.Command {
 		Long: `Run sends PROMPT (or stdin, when PROMPT is -) to the model, lets it use the
 tools until it answers, and exits. Input piped to stdin after a PROMPT (or
 named by a - after it) is appended to the prompt as context. The answer streams to stdout and tool
-activity to stderr; --json prints the turn's session events as NDJSON instead.
+activity to stderr; --json prints the turn's session events as NDJSON instead,
+live, with the answer's text.delta lines and a last "result" line.
 
 Exit codes: 0 completed, 1 the turn ended in error, 2 usage or configuration
 error, 3 ended by a limit, a budget, a block or a provider's refusal, 130
@@ -424,7 +425,7 @@ cancelled (Ctrl-C).`,
 	}
 	f.register(cmd)
 	cmd.Flags().BoolVarP(&cont, "continue", "c", false, "continue the workspace's latest session")
-	cmd.Flags().BoolVar(&jsonOut, "json", false, "print the turn's session events as NDJSON on stdout")
+	cmd.Flags().BoolVar(&jsonOut, "json", false, "print the turn's session events as NDJSON on stdout as they are recorded, with text.delta lines and a closing result line (answer, end, usage, cost, session)")
 	cmd.Flags().DurationVar(&timeout, "timeout", 0, "end the turn after this long (e.g. 5m); exit code 3")
 	cmd.Flags().BoolVar(&showContext, "show-context", false, "print the system prompt and tools the model would be given, and exit")
 	return cmd
@@ -527,6 +528,9 @@ func (a *app) runTurn(ctx context.Context, f *agentFlags, prompt string, jsonOut
 		r.event(ev)
 	}
 	r.flush()
+	if jr, ok := r.(*jsonRenderer); ok {
+		jr.result(s.agent.Session(), end, runErr)
+	}
 	fmt.Fprintf(a.stderr, "session %s\n", s.agent.Session())
 	if err := turnExit(end, runErr); err != nil {
 		return err
