@@ -116,6 +116,13 @@ func (r *textRenderer) event(ev session.Event) {
 		}
 		fmt.Fprintf(r.info, "  %s %s (%s)\n", c.name, shorten(outcome, 100), d.Duration.Round(time.Millisecond))
 	case *session.Retry:
+		if r.wroteText {
+			// Streamed text cannot be taken back: say it is not the answer,
+			// and start the retry's text on a line of its own.
+			r.endLine()
+			r.wroteText = false
+			fmt.Fprintln(r.info, "  the text above came from a failed attempt and was discarded (the log keeps only the retry)")
+		}
 		fmt.Fprintf(r.info, "  retrying after %s: %s (attempt %d)\n", d.Delay.Round(time.Millisecond), d.Kind, d.Attempt)
 	case *session.Repair:
 		fmt.Fprintf(r.info, "  repaired the log: %s\n", d.Kind)
