@@ -97,25 +97,10 @@ func (e *env) cmd(ctx context.Context, extraEnv []string, args ...string) *exec.
 	return cmd
 }
 
-// run runs rein to completion.
+// run runs rein to completion with an empty stdin.
 func (e *env) run(extraEnv []string, args ...string) result {
 	e.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	cmd := e.cmd(ctx, extraEnv, args...)
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	r := result{stdout: out.String(), stderr: errb.String()}
-	var ee *exec.ExitError
-	switch {
-	case err == nil:
-	case errors.As(err, &ee):
-		r.code = ee.ExitCode()
-	default:
-		e.t.Fatalf("rein %v: %v", args, err)
-	}
-	return r
+	return e.runStdin(strings.NewReader(""), extraEnv, args...)
 }
 
 // wire is one provider wire the fake server speaks.
