@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -101,11 +102,12 @@ func storeDirError(spec string, err error) error {
 	return usageErrorf("--store %s: %v; choose a directory rein can write to (or mem: to keep nothing)", spec, err)
 }
 
-// buildModel makes the llm.Model a target names.
-func buildModel(t target) (llm.Model, error) {
+// buildModel makes the llm.Model a target names, sending its requests
+// with hc.
+func buildModel(t target, hc *http.Client) (llm.Model, error) {
 	switch t.provider.wire {
 	case "anthropic":
-		m, err := anthropic.New(&anthropic.Options{APIKey: t.apiKey, BaseURL: t.baseURL, Model: t.model})
+		m, err := anthropic.New(&anthropic.Options{APIKey: t.apiKey, BaseURL: t.baseURL, Model: t.model, HTTPClient: hc})
 		if err != nil {
 			return nil, fmt.Errorf("model %s: %w", t, err)
 		}
@@ -120,6 +122,7 @@ func buildModel(t target) (llm.Model, error) {
 			return nil, fmt.Errorf("model %s: %w", t, err)
 		}
 		opts.APIKey = t.apiKey
+		opts.HTTPClient = hc
 		if t.baseURL != "" {
 			opts.BaseURL = t.baseURL
 		}

@@ -38,23 +38,9 @@ Commands: /help, /model [PROVIDER/NAME], /session, /compact [FOCUS], /clear, /qu
 		Args: exactArgs(0, "no arguments (type prompts in the UI)"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if cont {
-				if f.session != "" || f.fork != "" {
-					return usageErrorf("--continue picks the session itself; leave out --session and --fork")
-				}
-				root, err := workspace(f.cwd)
-				if err != nil {
+				if err := a.continueLatest(cmd.Context(), f); err != nil {
 					return err
 				}
-				st, err := a.openStore()
-				if err != nil {
-					return err
-				}
-				id, err := latestSession(cmd.Context(), st, root)
-				st.Close()
-				if err != nil {
-					return usageErrorf("--continue: %v", err)
-				}
-				f.session = string(id)
 			}
 			return a.chat(cmd.Context(), f)
 		},

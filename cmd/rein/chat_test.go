@@ -205,7 +205,7 @@ func TestChatEscCancels(t *testing.T) {
 func TestChatContinue(t *testing.T) {
 	e := newEnv(t)
 	m, srv := chatServer(t, llmtest.Reply("First."), llmtest.Reply("Second."))
-	if r := e.run(wires[0].env(), wires[0].args(srv, e, "--session", "prev", "earlier question")...); r.code != 0 {
+	if r := e.run(wires[0].env(), wires[0].args(srv, e, "--new-session", "prev", "earlier question")...); r.code != 0 {
 		t.Fatalf("run: exit %d\n%s", r.code, r.stderr)
 	}
 	s := startChat(t, e, wires[0].env(), "--model", wires[0].model, "--base-url", srv.URL, "--store", e.store, "--continue")

@@ -99,25 +99,10 @@ func (e *env) cmd(ctx context.Context, extraEnv []string, args ...string) *exec.
 	return cmd
 }
 
-// run runs rein to completion.
+// run runs rein to completion with an empty stdin.
 func (e *env) run(extraEnv []string, args ...string) result {
 	e.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	cmd := e.cmd(ctx, extraEnv, args...)
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	r := result{stdout: out.String(), stderr: errb.String()}
-	var ee *exec.ExitError
-	switch {
-	case err == nil:
-	case errors.As(err, &ee):
-		r.code = ee.ExitCode()
-	default:
-		e.t.Fatalf("rein %v: %v", args, err)
-	}
-	return r
+	return e.runStdin(strings.NewReader(""), extraEnv, args...)
 }
 
 // wire is one provider wire the fake server speaks.
@@ -225,14 +210,20 @@ func TestRunJSONEvents(t *testing.T) {
 	var seqs []int64
 	sc := bufio.NewScanner(strings.NewReader(r.stdout))
 	sc.Buffer(nil, 1<<20)
+	var lastType string
 	for sc.Scan() {
-		ev, err := session.DecodeEvent(sc.Bytes())
-		if err != nil {
-			t.Fatalf("line %q: %v", sc.Text(), err)
-		}
 		var raw map[string]json.RawMessage
 		if err := json.Unmarshal(sc.Bytes(), &raw); err != nil {
 			t.Fatal(err)
+		}
+		// Text deltas and the closing result are not session events.
+		json.Unmarshal(raw["type"], &lastType)
+		if lastType == "text.delta" || lastType == "result" {
+			continue
+		}
+		ev, err := session.DecodeEvent(sc.Bytes())
+		if err != nil {
+			t.Fatalf("line %q: %v", sc.Text(), err)
 		}
 		for _, k := range []string{"seq", "time", "session", "turn", "run", "type", "data"} {
 			if _, ok := raw[k]; !ok {
@@ -253,6 +244,9 @@ func TestRunJSONEvents(t *testing.T) {
 				t.Errorf("turn.end reason = %s", d.Reason)
 			}
 		}
+	}
+	if lastType != "result" {
+		t.Errorf("the last line is a %q, want the result", lastType)
 	}
 	want := []string{
 		"turn.start", "user.message", "step.start", "request.header", "assistant.message", "tool.call", "tool.result", "step.end",
@@ -275,7 +269,7 @@ func TestRunSessionContinues(t *testing.T) {
 			e := newEnv(t)
 			m := llmtest.NewModel(llmtest.Reply("The answer is 42."), llmtest.Reply("You asked about the answer."))
 			srv := llmtest.NewServer(t, m)
-			r := e.run(w.env(), w.args(srv, e, "--session", "s-continue", "what is the answer?")...)
+			r := e.run(w.env(), w.args(srv, e, "--new-session", "s-continue", "what is the answer?")...)
 			if r.code != 0 {
 				t.Fatalf("first run: exit %d, stderr:\n%s", r.code, r.stderr)
 			}
@@ -329,7 +323,7 @@ func TestRunInterruptThenResume(t *testing.T) {
 	srv := llmtest.NewServer(t, m)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	cmd := e.cmd(ctx, w.env(), w.args(srv, e, "--session", "s-int", "a long question")...)
+	cmd := e.cmd(ctx, w.env(), w.args(srv, e, "--new-session", "s-int", "a long question")...)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -536,7 +530,7 @@ func TestRunCrashThenRepair(t *testing.T) {
 	srv := llmtest.NewServer(t, m)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	cmd := e.cmd(ctx, w.env(), w.args(srv, e, "--session", "s-crash", "first")...)
+	cmd := e.cmd(ctx, w.env(), w.args(srv, e, "--new-session", "s-crash", "first")...)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)

@@ -96,7 +96,7 @@ func recordExample(t *testing.T, ex example, path string) {
 	m := llmtest.NewModel(ex.script...)
 	srv := llmtest.NewServer(t, m)
 	w := wires[0]
-	args := w.args(srv, e, "--session", ex.name, "--approve", "auto", "--system", "You are rein, a careful software engineering agent.", ex.prompt)
+	args := w.args(srv, e, "--new-session", ex.name, "--approve", "auto", "--system", "You are rein, a careful software engineering agent.", ex.prompt)
 	r := e.run(w.env(), args...)
 	if r.code != 0 {
 		t.Fatalf("record %s: exit %d\n%s", ex.name, r.code, r.stderr)

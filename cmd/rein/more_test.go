@@ -117,7 +117,7 @@ func TestReplayStoredSession(t *testing.T) {
 	m := llmtest.NewModel(llmtest.CallTool("c1", "ls", `{"path":"."}`), llmtest.Reply("Listed."))
 	srv := llmtest.NewServer(t, m)
 	os.WriteFile(filepath.Join(e.work, "present.txt"), []byte("here"), 0o644)
-	if r := e.run(w.env(), w.args(srv, e, "--session", "rec", "list")...); r.code != 0 {
+	if r := e.run(w.env(), w.args(srv, e, "--new-session", "rec", "list")...); r.code != 0 {
 		t.Fatalf("exit %d\n%s", r.code, r.stderr)
 	}
 	// The replay runs in a copy of the session's workspace, so ls sees the same file.

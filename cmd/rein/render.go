@@ -18,16 +18,24 @@ type renderer interface {
 }
 
 // jsonRenderer prints every logged event as one NDJSON line, in the
-// session codec's exact shape. Transient stream deltas (seq 0) are left
-// out: they are not part of the log.
+// session codec's exact shape, as soon as it is recorded. Transient
+// stream deltas (seq 0), which are not part of the log, become
+// "text.delta" lines; a "result" line ends the output.
 type jsonRenderer struct {
-	w   *bufio.Writer
-	buf []byte
+	w     *bufio.Writer
+	buf   []byte
+	tally tally
+	last  *session.AssistantMessage
 }
 
 func (r *jsonRenderer) event(ev session.Event) {
 	if ev.Seq == 0 {
+		r.delta(ev)
 		return
+	}
+	r.tally.add(ev)
+	if am, ok := ev.Data.(*session.AssistantMessage); ok {
+		r.last = am
 	}
 	b, err := session.AppendEventJSON(r.buf[:0], ev)
 	if err != nil {
@@ -35,11 +43,7 @@ func (r *jsonRenderer) event(ev session.Event) {
 	}
 	r.buf = append(b, '\n')
 	r.w.Write(r.buf)
-	// Flush at step boundaries so a reader sees progress as it happens.
-	switch ev.Data.(type) {
-	case *session.StepEnd, *session.TurnEnd, *session.ToolResult:
-		r.w.Flush()
-	}
+	r.w.Flush()
 }
 
 func (r *jsonRenderer) flush() { r.w.Flush() }
@@ -112,6 +116,13 @@ func (r *textRenderer) event(ev session.Event) {
 		}
 		fmt.Fprintf(r.info, "  %s %s (%s)\n", c.name, shorten(outcome, 100), d.Duration.Round(time.Millisecond))
 	case *session.Retry:
+		if r.wroteText {
+			// Streamed text cannot be taken back: say it is not the answer,
+			// and start the retry's text on a line of its own.
+			r.endLine()
+			r.wroteText = false
+			fmt.Fprintln(r.info, "  the text above came from a failed attempt and was discarded (the log keeps only the retry)")
+		}
 		fmt.Fprintf(r.info, "  retrying after %s: %s (attempt %d)\n", d.Delay.Round(time.Millisecond), d.Kind, d.Attempt)
 	case *session.Repair:
 		fmt.Fprintf(r.info, "  repaired the log: %s\n", d.Kind)

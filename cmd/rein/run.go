@@ -30,27 +30,30 @@ func init() { extraCommands = append(extraCommands, (*app).runCommand) }
 
 // agentFlags are the flags 'rein run' and 'rein chat' share.
 type agentFlags struct {
-	model    string
-	baseURL  string
-	session  string
-	fork     string
-	cwd      string
-	tools    string
-	approve  string
-	dryRun   bool
-	maxSteps int
-	maxCost  float64
-	system   string
-	mcp      []string // --mcp NAME=COMMAND… or NAME=URL
-	hooks    string   // --hooks-from
-	sandbox  sandboxFlags
-	perms    permissionFlags
+	model      string
+	baseURL    string
+	session    string
+	newSession string
+	fork       string
+	cwd        string
+	tools      string
+	approve    string
+	dryRun     bool
+	maxSteps   int
+	maxCost    float64
+	system     string
+	mcp        []string // --mcp NAME=COMMAND… or NAME=URL
+	hooks      string   // --hooks-from
+	net        netOptions
+	sandbox    sandboxFlags
+	perms      permissionFlags
 	// store, when set, is a store the host keeps open for many agents
 	// (rein serve); setup.Close leaves it open.
 	store session.Store
 
 	// Set by hosts, not flags: MCP servers an editor passed, whether
-	// --session must name a session that exists (an editor's load), and
+	// --session must name a session that exists (an editor's load, rein
+	// run; chat creates an unknown one), and
 	// the tools the editor runs in place of rein's.
 	editorMCP   []mcp.ServerConfig
 	existing    bool
@@ -61,7 +64,8 @@ func (f *agentFlags) register(cmd *cobra.Command) {
 	fl := cmd.Flags()
 	fl.StringVarP(&f.model, "model", "m", "", "model as PROVIDER/NAME: anthropic, openai, openai-responses, ollama, deepseek, openrouter or openai-compatible")
 	fl.StringVar(&f.baseURL, "base-url", "", "the provider's API root (default from $ANTHROPIC_BASE_URL, $OPENAI_BASE_URL or the config)")
-	fl.StringVarP(&f.session, "session", "s", "", "continue the session with this id (created if new)")
+	fl.StringVarP(&f.session, "session", "s", "", "continue the session with this id or a unique prefix of it")
+	fl.StringVar(&f.newSession, "new-session", "", "start a new session with this id")
 	fl.StringVar(&f.fork, "fork", "", "start from a copy of session ID, up to event SEQ when given: ID[@SEQ]")
 	fl.StringVarP(&f.cwd, "cwd", "C", "", "the workspace directory (default the current directory)")
 	fl.StringVar(&f.tools, "tools", "", "comma-separated tools, or none (default "+strings.Join(defaultTools, ",")+"; add "+agent.SpawnToolName+" to let the model start subagents, named ones from .rein/agents)")
@@ -70,6 +74,8 @@ func (f *agentFlags) register(cmd *cobra.Command) {
 	fl.IntVar(&f.maxSteps, "max-steps", 0, "stop the turn after N steps (default 100)")
 	fl.Float64Var(&f.maxCost, "max-cost", 0, "stop the turn before spending more than USD")
 	fl.StringVar(&f.system, "system", "", "the system prompt, as TEXT or @FILE (AGENTS.md and CLAUDE.md are added)")
+	fl.DurationVar(&f.net.stall, "stall-timeout", defaultStallTimeout, "abandon and retry a model request that sends nothing for this long")
+	fl.DurationVar(&f.net.connect, "connect-timeout", defaultConnectTimeout, "give up connecting to the provider after this long")
 	registerMCPFlag(fl, &f.mcp)
 	addHooksFlag(cmd, &f.hooks)
 	f.sandbox.register(fl)
@@ -161,30 +167,56 @@ func workspace(cwd string) (string, error) {
 	return root, nil
 }
 
-// resolveSession picks the session: --fork makes a copy, --session opens
-// or creates one, and otherwise a new session is created in the workspace.
-func resolveSession(ctx context.Context, st session.Store, f *agentFlags, root string) (session.ID, error) {
-	if f.fork != "" && f.session != "" {
-		return "", usageErrorf("--fork and --session exclude each other: --fork makes a new session")
+// resolveSession picks the session and reports whether it existed before:
+// --fork makes a copy, --new-session creates one with the id given,
+// --session opens one by its id or a unique prefix of it (in chat, an
+// unknown id is created), and otherwise a new session is created in the
+// workspace.
+func resolveSession(ctx context.Context, st session.Store, f *agentFlags, root string) (session.ID, bool, error) {
+	set := 0
+	for _, v := range []string{f.fork, f.session, f.newSession} {
+		if v != "" {
+			set++
+		}
 	}
-	if f.fork != "" {
-		return forkSession(ctx, st, f.fork)
+	if set > 1 {
+		return "", false, usageErrorf("--fork, --session and --new-session exclude each other: give one")
 	}
-	if f.session != "" {
-		id := session.ID(f.session)
+	switch {
+	case f.fork != "":
+		id, err := forkSession(ctx, st, f.fork)
+		return id, false, err
+	case f.newSession != "":
+		id := session.ID(f.newSession)
 		if err := session.CheckID(id); err != nil {
-			return "", usageErrorf("--session %q: %v", f.session, err)
+			return "", false, usageErrorf("--new-session %q: %v", f.newSession, err)
 		}
 		if _, err := st.Info(ctx, id); err == nil {
-			return id, nil
-		} else if !errors.Is(err, session.ErrNotFound) {
-			return "", err
-		} else if f.existing {
-			return "", usageErrorf("session %s not found in the store; list them with 'rein sessions list'", id)
+			return "", false, usageErrorf("--new-session %s: that session exists; continue it with --session %s", id, id)
 		}
-		return st.Create(ctx, &session.CreateRequest{ID: id, WorkDir: root})
+		id, err := st.Create(ctx, &session.CreateRequest{ID: id, WorkDir: root})
+		return id, false, err
+	case f.session != "" && f.existing:
+		info, err := findSession(ctx, st, f.session)
+		if err != nil {
+			return "", false, err
+		}
+		return info.ID, true, nil
+	case f.session != "":
+		id := session.ID(f.session)
+		if err := session.CheckID(id); err != nil {
+			return "", false, usageErrorf("--session %q: %v", f.session, err)
+		}
+		if _, err := st.Info(ctx, id); err == nil {
+			return id, true, nil
+		} else if !errors.Is(err, session.ErrNotFound) {
+			return "", false, err
+		}
+		id, err := st.Create(ctx, &session.CreateRequest{ID: id, WorkDir: root})
+		return id, false, err
 	}
-	return st.Create(ctx, &session.CreateRequest{WorkDir: root})
+	id, err := st.Create(ctx, &session.CreateRequest{WorkDir: root})
+	return id, false, err
 }
 
 // forkSession forks spec, ID[@SEQ], and returns the new session's id.
@@ -263,21 +295,18 @@ func (a *app) build(ctx context.Context, f *agentFlags, ask tool.Approver, inter
 	if err != nil {
 		return nil, err
 	}
-	model, err := buildModel(t)
+	model, err := buildModel(t, providerClient(f.net))
 	if err != nil {
 		return nil, err
 	}
+	model = failFast(model)
 	if f.store != nil {
 		s.store, s.shared = f.store, true
 	} else if s.store, err = a.openStore(); err != nil {
 		return nil, err
 	}
-	if f.session != "" {
-		if _, err := s.store.Info(ctx, session.ID(f.session)); err == nil {
-			s.resumed = true
-		}
-	}
-	sid, err := resolveSession(ctx, s.store, f, s.root)
+	sid, resumed, err := resolveSession(ctx, s.store, f, s.root)
+	s.resumed = resumed
 	if err != nil {
 		return nil, err
 	}
@@ -386,21 +415,25 @@ func (a *app) build(ctx context.Context, f *agentFlags, ask tool.Approver, inter
 }
 
 func (a *app) runCommand() *cobra.Command {
-	f := &agentFlags{}
+	f := &agentFlags{existing: true}
 	var (
+		cont        bool
 		jsonOut     bool
 		timeout     time.Duration
 		showContext bool
 	)
 	cmd := &cobra.Command{
-		Use:   "run [flags] PROMPT",
+		Use:   "run [flags] PROMPT [-]",
 		Short: "Run one turn of the agent and exit",
 		Long: `Run sends PROMPT (or stdin, when PROMPT is -) to the model, lets it use the
-tools until it answers, and exits. The answer streams to stdout and tool
-activity to stderr; --json prints the turn's session events as NDJSON instead.
+tools until it answers, and exits. Input piped to stdin after a PROMPT (or
+named by a - after it) is appended to the prompt as context. The answer streams to stdout and tool
+activity to stderr; --json prints the turn's session events as NDJSON instead,
+live, with the answer's text.delta lines and a last "result" line.
 
 Exit codes: 0 completed, 1 the turn ended in error, 2 usage or configuration
-error, 3 ended by a limit, a budget or a block, 130 cancelled (Ctrl-C).`,
+error, 3 ended by a limit, a budget, a block or a provider's refusal, 130
+cancelled (Ctrl-C).`,
 		Example: `  rein run "why does the build fail?"
   git diff | rein run --tools none "review this diff" -
   rein run --model ollama/qwen3 --approve auto "add a test for parse"
@@ -409,8 +442,8 @@ error, 3 ended by a limit, a budget or a block, 130 cancelled (Ctrl-C).`,
 			if showContext {
 				return cobra.MaximumNArgs(1)(cmd, args)
 			}
-			if len(args) != 1 {
-				return usageErrorf("rein run needs exactly one PROMPT argument (or - to read stdin), got %d\nRun 'rein run --help' for usage.", len(args))
+			if len(args) == 0 || len(args) > 2 || (len(args) == 2 && args[1] != "-") {
+				return usageErrorf("rein run needs one PROMPT argument, PROMPT - (stdin appended as context) or - (the prompt from stdin), got %d arguments\nRun 'rein run --help' for usage.", len(args))
 			}
 			return nil
 		},
@@ -418,22 +451,21 @@ error, 3 ended by a limit, a budget or a block, 130 cancelled (Ctrl-C).`,
 			if showContext {
 				return a.showContext(cmd, f)
 			}
-			prompt := args[0]
-			if prompt == "-" {
-				b, err := io.ReadAll(a.stdin)
-				if err != nil {
-					return fmt.Errorf("read the prompt from stdin: %w", err)
-				}
-				prompt = string(b)
+			prompt, err := a.runPrompt(args)
+			if err != nil {
+				return err
 			}
-			if strings.TrimSpace(prompt) == "" {
-				return usageErrorf("the prompt is empty")
+			if cont {
+				if err := a.continueLatest(cmd.Context(), f); err != nil {
+					return err
+				}
 			}
 			return a.runTurn(cmd.Context(), f, prompt, jsonOut, timeout)
 		},
 	}
 	f.register(cmd)
-	cmd.Flags().BoolVar(&jsonOut, "json", false, "print the turn's session events as NDJSON on stdout")
+	cmd.Flags().BoolVarP(&cont, "continue", "c", false, "continue the workspace's latest session")
+	cmd.Flags().BoolVar(&jsonOut, "json", false, "print the turn's session events as NDJSON on stdout as they are recorded, with text.delta lines and a closing result line (answer, end, usage, cost, session)")
 	cmd.Flags().DurationVar(&timeout, "timeout", 0, "end the turn after this long (e.g. 5m); exit code 3")
 	cmd.Flags().BoolVar(&showContext, "show-context", false, "print the system prompt and tools the model would be given, and exit")
 	return cmd
@@ -521,6 +553,7 @@ func (a *app) runTurn(ctx context.Context, f *agentFlags, prompt string, jsonOut
 	}
 	r = s.kids.attach(r)
 	var end *session.TurnEnd
+	var last *session.AssistantMessage
 	var runErr error
 	children := 0
 	for ev, err := range s.agent.Stream(runCtx, s.request(prompt)) {
@@ -533,13 +566,21 @@ func (a *app) runTurn(ctx context.Context, f *agentFlags, prompt string, jsonOut
 			end = d
 		case *session.SubagentEnd:
 			children++
+		case *session.AssistantMessage:
+			last = d
 		}
 		r.event(ev)
 	}
 	s.kids.wait(children)
 	r.flush()
+	if jr, ok := r.(*jsonRenderer); ok {
+		jr.result(s.agent.Session(), end, runErr)
+	}
 	fmt.Fprintf(a.stderr, "session %s\n", s.agent.Session())
-	return turnExit(end, runErr)
+	if err := turnExit(end, runErr); err != nil {
+		return err
+	}
+	return refused(last)
 }
 
 // turnExit maps how a turn ended to the process's exit code.
@@ -561,11 +602,14 @@ func turnExit(end *session.TurnEnd, runErr error) error {
 	case session.EndMaxSteps:
 		return &codeError{code: exitStopped, err: errors.New("the turn reached its step limit; raise it with --max-steps or continue with --session")}
 	case session.EndBudget:
-		return &codeError{code: exitStopped, err: fmt.Errorf("the turn reached its budget: %s", end.Message)}
+		return &codeError{code: exitStopped, err: budgetMessage(end, runErr)}
 	case session.EndBlocked:
 		return &codeError{code: exitStopped, err: fmt.Errorf("the turn was blocked: %s", end.Message)}
 	case session.EndMaxTokens:
 		return &codeError{code: exitStopped, err: errors.New("the model hit its output token limit; continue with --session")}
+	}
+	if err := overflowMessage(runErr); err != nil {
+		return &codeError{code: exitError, err: err}
 	}
 	msg := end.Message
 	if msg == "" && runErr != nil {

@@ -2,8 +2,6 @@ package main
 
 import (
 	"bufio"
-	"context"
-	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -40,15 +38,6 @@ func (a *app) withStore(fn func(st session.Store) error) error {
 	}
 	defer st.Close()
 	return fn(st)
-}
-
-// sessionInfo returns id's info with a usable message when it is missing.
-func sessionInfo(ctx context.Context, st session.Store, id string) (*session.Info, error) {
-	info, err := st.Info(ctx, session.ID(id))
-	if errors.Is(err, session.ErrNotFound) || (err != nil && session.CheckID(session.ID(id)) != nil) {
-		return nil, usageErrorf("session %s not found in this store; list them with 'rein sessions list'", id)
-	}
-	return info, err
 }
 
 // completeSessions completes session ids from the store.
@@ -121,7 +110,7 @@ func (a *app) sessionsShow() *cobra.Command {
 		ValidArgsFunction: a.completeSessions,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return a.withStore(func(st session.Store) error {
-				info, err := sessionInfo(cmd.Context(), st, args[0])
+				info, err := findSession(cmd.Context(), st, args[0])
 				if err != nil {
 					return err
 				}
@@ -171,7 +160,7 @@ func (a *app) sessionsExport() *cobra.Command {
 				return usageErrorf("--format %q: use ndjson or markdown", format)
 			}
 			return a.withStore(func(st session.Store) error {
-				info, err := sessionInfo(cmd.Context(), st, args[0])
+				info, err := findSession(cmd.Context(), st, args[0])
 				if err != nil {
 					return err
 				}
@@ -206,13 +195,14 @@ func (a *app) sessionsRm() *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return a.withStore(func(st session.Store) error {
 				for _, id := range args {
-					if _, err := sessionInfo(cmd.Context(), st, id); err != nil {
+					info, err := findSession(cmd.Context(), st, id)
+					if err != nil {
 						return err
 					}
-					if err := st.Delete(cmd.Context(), session.ID(id)); err != nil {
-						return fmt.Errorf("delete %s: %w", id, err)
+					if err := st.Delete(cmd.Context(), info.ID); err != nil {
+						return fmt.Errorf("delete %s: %w", info.ID, err)
 					}
-					fmt.Fprintf(a.stderr, "deleted %s\n", id)
+					fmt.Fprintf(a.stderr, "deleted %s\n", info.ID)
 				}
 				return nil
 			})
@@ -251,7 +241,7 @@ func (a *app) sessionsTail() *cobra.Command {
 		ValidArgsFunction: a.completeSessions,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return a.withStore(func(st session.Store) error {
-				info, err := sessionInfo(cmd.Context(), st, args[0])
+				info, err := findSession(cmd.Context(), st, args[0])
 				if err != nil {
 					return err
 				}

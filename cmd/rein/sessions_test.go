@@ -18,7 +18,7 @@ func TestSessionsCommands(t *testing.T) {
 	w := wires[0]
 	m := llmtest.NewModel(llmtest.Reply("First answer."), llmtest.Reply("Answer in the fork."))
 	srv := llmtest.NewServer(t, m)
-	if r := e.run(w.env(), w.args(srv, e, "--session", "s1", "first question")...); r.code != 0 {
+	if r := e.run(w.env(), w.args(srv, e, "--new-session", "s1", "first question")...); r.code != 0 {
 		t.Fatalf("run: exit %d\n%s", r.code, r.stderr)
 	}
 	st := []string{"--store", e.store}
@@ -83,7 +83,7 @@ func TestStoreKinds(t *testing.T) {
 			m := llmtest.NewModel(llmtest.Reply("ok"))
 			srv := llmtest.NewServer(t, m)
 			e.store = strings.ReplaceAll(spec, "DIR", filepath.Join(e.home, "st"))
-			if r := e.run(w.env(), w.args(srv, e, "--session", "k1", "hi")...); r.code != 0 {
+			if r := e.run(w.env(), w.args(srv, e, "--new-session", "k1", "hi")...); r.code != 0 {
 				t.Fatalf("exit %d\n%s", r.code, r.stderr)
 			}
 			r := e.run(nil, "sessions", "list", "--store", e.store)
@@ -115,7 +115,7 @@ func checkTailFollow(t *testing.T, e *env) {
 	w := wires[0]
 	m := llmtest.NewModel(llmtest.Reply("first"), llmtest.Reply("second"))
 	srv := llmtest.NewServer(t, m)
-	if r := e.run(w.env(), w.args(srv, e, "--session", "tf", "one")...); r.code != 0 {
+	if r := e.run(w.env(), w.args(srv, e, "--new-session", "tf", "one")...); r.code != 0 {
 		t.Fatalf("exit %d\n%s", r.code, r.stderr)
 	}
 	cmd := e.cmd(t.Context(), nil, "sessions", "tail", "-f", "--json", "--store", e.store, "tf")
