@@ -546,8 +546,10 @@ func (a *app) runTurn(ctx context.Context, f *agentFlags, prompt string, jsonOut
 	}()
 
 	var r renderer
+	var jr *jsonRenderer // the result line goes last
 	if jsonOut {
-		r = &jsonRenderer{w: bufio.NewWriter(a.stdout)}
+		jr = &jsonRenderer{w: bufio.NewWriter(a.stdout)}
+		r = jr
 	} else {
 		r = newTextRenderer(a.stdout, a.stderr)
 	}
@@ -573,7 +575,7 @@ func (a *app) runTurn(ctx context.Context, f *agentFlags, prompt string, jsonOut
 	}
 	s.kids.wait(children)
 	r.flush()
-	if jr, ok := r.(*jsonRenderer); ok {
+	if jr != nil {
 		jr.result(s.agent.Session(), end, runErr)
 	}
 	fmt.Fprintf(a.stderr, "session %s\n", s.agent.Session())

@@ -28,7 +28,7 @@ func startLongCommand(t *testing.T, e *env, session, sandbox string) (wait func(
 	w := wires[0]
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	t.Cleanup(cancel)
-	cmd := e.cmd(ctx, w.env(), w.args(srv, e, "--approve", "auto", "--tools", "shell", "--sandbox", sandbox, "--session", session, "--json", "wait")...)
+	cmd := e.cmd(ctx, w.env(), w.args(srv, e, "--approve", "auto", "--tools", "shell", "--sandbox", sandbox, "--new-session", session, "--json", "wait")...)
 	cmd.Stdout, cmd.Stderr = io.Discard, io.Discard
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

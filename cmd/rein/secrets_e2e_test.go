@@ -53,12 +53,12 @@ lazy = true
 	)
 	srv := llmtest.NewServer(t, m)
 	store := "jsonl:" + filepath.Join(e.home, "log")
-	args := func(rest ...string) []string {
+	args := func(session string, rest ...string) []string {
 		return append([]string{"run", "--model", "anthropic/claude-sonnet-4-5", "--base-url", srv.URL,
-			"--store", store, "--cwd", e.work, "--approve", "auto", "--tools", "shell", "--session", "s-sec", "--json"}, rest...)
+			"--store", store, "--cwd", e.work, "--approve", "auto", "--tools", "shell", session, "s-sec", "--json"}, rest...)
 	}
 	var outputs []string
-	r := e.run(vars, args("find the keys")...)
+	r := e.run(vars, args("--new-session", "find the keys")...)
 	if r.code != 0 {
 		t.Fatalf("run: exit %d: %s", r.code, r.stderr)
 	}
@@ -69,7 +69,7 @@ lazy = true
 		t.Errorf("the command saw a secret in its environment (the scrubber hid it): %s", r.stdout)
 	}
 	outputs = append(outputs, r.stdout, r.stderr)
-	r = e.run(vars, args("again")...)
+	r = e.run(vars, args("--session", "again")...)
 	if r.code == 0 || !strings.Contains(r.stderr, "invalid key") {
 		t.Fatalf("the failing turn: exit %d, stderr %s", r.code, r.stderr)
 	}
