@@ -881,7 +881,7 @@ func testUnknownTypes(t *testing.T, st session.Store, reopen func() session.Stor
 	id := mustCreate(t, st, &session.CreateRequest{ID: "unknown"})
 	l := NewLog(id).StartTurn("x")
 	raw := json.RawMessage(`{"nested":{"list":[1,2.5,"three",null,true]},"text":"ü"}`)
-	l.Add(&session.Unknown{Type: "subagent.start", Raw: raw})
+	l.Add(&session.Unknown{Type: "planner.note", Raw: raw})
 	l.Add(&session.Unknown{Type: "future.empty"})
 	l.Step("ok").EndTurn()
 	mustAppend(t, st, id, l.Events...)
