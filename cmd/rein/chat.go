@@ -97,6 +97,17 @@ func (a *app) chat(ctx context.Context, f *agentFlags) error {
 	ap.send = p.Send
 	ap.mu.Unlock()
 	m.send = p.Send
+	// A signal (the terminal closed, SIGTERM) ends the chat: the program
+	// stops, and closing the agent ends a running turn, recorded.
+	ran := make(chan struct{})
+	defer close(ran)
+	go func() {
+		select {
+		case <-ctx.Done():
+			p.Kill()
+		case <-ran:
+		}
+	}()
 	_, err = p.Run()
 	if errors.Is(err, tea.ErrProgramKilled) {
 		err = nil
