@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/reinhq/rein/internal/testwait"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -268,16 +269,14 @@ func (s *sse) read(stop func(wireEvent) bool) ([]wireEvent, error) {
 // waitIdle waits until the session's turn has ended.
 func (f *fixture) waitIdle(id session.ID) {
 	f.t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
+	ended := testwait.For(10*time.Second, func() bool {
 		var s serve.Session
 		f.want(http.StatusOK, "GET", "/v1/sessions/"+string(id), "", &s)
-		if !s.Running {
-			return
-		}
-		time.Sleep(5 * time.Millisecond)
+		return !s.Running
+	})
+	if !ended {
+		f.t.Fatal("the turn did not end")
 	}
-	f.t.Fatal("the turn did not end")
 }
 
 // events returns the session's logged events.

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/reinhq/rein/internal/testwait"
 	"io"
 	"os"
 	"path/filepath"
@@ -33,28 +34,19 @@ func startLongCommand(t *testing.T, e *env, session, sandbox string) (wait func(
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(30 * time.Second)
-	for exectest.CountProcesses(marker) < 2 {
-		if time.Now().After(deadline) {
-			cmd.Process.Kill()
-			t.Fatal("the shell command did not start within 30s")
-		}
-		time.Sleep(20 * time.Millisecond)
+	if !testwait.For(30*time.Second, func() bool { return exectest.CountProcesses(marker) >= 2 }) {
+		cmd.Process.Kill()
+		t.Fatal("the shell command did not start within 30s")
 	}
 	return cmd.Wait, cmd.Process.Pid, marker
 }
 
-// goneWithin fails unless no process carrying marker is left by deadline.
+// goneWithin fails unless no process carrying marker is left by
+// deadline (checked for the last time when the deadline's timer fires).
 func goneWithin(t *testing.T, marker string, deadline time.Time) {
 	t.Helper()
-	for exectest.CountProcesses(marker) > 0 {
-		if time.Now().After(deadline) {
-			t.Fatalf("%d processes of the command are still running", exectest.CountProcesses(marker))
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	if late := time.Since(deadline); late > 0 {
-		t.Fatalf("the command's processes were gone only %s after the deadline", late.Round(time.Millisecond))
+	if !testwait.For(time.Until(deadline), func() bool { return exectest.CountProcesses(marker) == 0 }) {
+		t.Fatalf("%d processes of the command are still running", exectest.CountProcesses(marker))
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"github.com/reinhq/rein/internal/testwait"
 	"os"
 	osexec "os/exec"
 	"testing"
@@ -69,13 +70,9 @@ func TestKilledWithRein(t *testing.T) {
 			}
 			parent.Process.Kill()
 			parent.Wait()
-			deadline := time.Now().Add(2 * time.Second)
-			for exectest.CountProcesses(marker) > 0 {
-				if time.Now().After(deadline) {
-					ps, _ := osexec.Command("sh", "-c", "ps -eo pid,ppid,stat,cmd | grep "+marker).Output()
-					t.Fatalf("%d processes outlived their parent by 2s:\n%s", exectest.CountProcesses(marker), ps)
-				}
-				time.Sleep(10 * time.Millisecond)
+			if !testwait.For(2*time.Second, func() bool { return exectest.CountProcesses(marker) == 0 }) {
+				ps, _ := osexec.Command("sh", "-c", "ps -eo pid,ppid,stat,cmd | grep "+marker).Output()
+				t.Fatalf("%d processes outlived their parent by 2s:\n%s", exectest.CountProcesses(marker), ps)
 			}
 		})
 	}
