@@ -548,6 +548,8 @@ func newPayload(typ string) Payload {
 		return new(ToolProgress)
 	case TypeCompactionProgress:
 		return new(CompactionProgress)
+	case TypeDecision:
+		return new(Decision)
 	}
 	return newSubagentPayload(typ)
 }
