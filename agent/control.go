@@ -32,6 +32,7 @@ type control struct {
 	settled     map[llm.CallID]bool
 	parked      map[llm.CallID]string // cancels of calls not started yet
 	kick        chan struct{}         // wakes a batch waiting for its calls
+	charged     charges               // completions made on the run's behalf (Charge, Decide)
 }
 
 func newControl(cancel context.CancelCauseFunc) *control {

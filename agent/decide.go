@@ -126,6 +126,9 @@ func (a *Agent) Decide(ctx context.Context, req *DecideRequest) (*Verdict, error
 		r = nil // a tool of another agent's run asks this one
 	}
 	a.recordIn(ctx, r, session.TriggerDecide, rec)
+	if r != nil {
+		r.ctl.charged.add(t.Model, rec.Usage, rec.Cost) // the run's budgets count it
+	}
 	if derr != nil {
 		return nil, derr
 	}

@@ -27,6 +27,10 @@ type mcpHost struct {
 	model     llm.Model
 	modelName string
 	approve   tool.Approver
+	// charge adds an answered completion's cost to the run in flight, so
+	// --max-cost counts it; nil charges nothing. It is read when a
+	// completion ends, so it may be set after the Manager is made.
+	charge func(model string, u llm.Usage, cost float64) bool
 	// elicit asks the person for input; nil declines every request.
 	elicit mcp.ElicitFunc
 	// openAuth shows an authorization URL to the person, for servers that
@@ -48,7 +52,7 @@ func (h *mcpHost) atTerminal(t *ttyApprover) {
 
 // options are the Manager options for h.
 func (h *mcpHost) options(servers []mcp.ServerConfig) (*mcp.Options, error) {
-	opts := &mcp.Options{Servers: servers, Events: h.events, Elicit: h.elicit, OpenAuthURL: h.openAuth}
+	opts := &mcp.Options{Servers: servers, Events: h.observe, Elicit: h.elicit, OpenAuthURL: h.openAuth}
 	if opts.Elicit == nil {
 		opts.Elicit = declineElicit
 	}
@@ -65,6 +69,18 @@ func (h *mcpHost) options(servers []mcp.ServerConfig) (*mcp.Options, error) {
 			Cost: func(u llm.Usage) float64 { return catalogCost(name, u) }}
 	}
 	return opts, nil
+}
+
+// observe hands the Manager's events on, charging each answered
+// completion to the run first: it reaches the run's budget before the
+// tool call that caused it returns.
+func (h *mcpHost) observe(ev mcp.Event) {
+	if s, ok := ev.(*mcp.Sampled); ok && h.charge != nil && s.Usage != (llm.Usage{}) {
+		h.charge(s.Model, s.Usage, s.Cost)
+	}
+	if h.events != nil {
+		h.events(ev)
+	}
 }
 
 // approveSample puts a server's completion request through the run's

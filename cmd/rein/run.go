@@ -405,6 +405,7 @@ func (a *app) build(ctx context.Context, f *agentFlags, ask tool.Approver, inter
 	if err != nil {
 		return nil, fmt.Errorf("start the agent: %w", err)
 	}
+	host.charge = s.agent.Charge // servers' completions count toward --max-cost
 	source := "startup"
 	if s.resumed {
 		source = "resume"
