@@ -41,6 +41,7 @@ var testLayers = map[string][]string{
 	"agent":        {"provider"}, // the loop against real adapters' wire shapes
 	"hook/command": {"agent"},    // command hooks driven by the loop
 	"mcp":          {"agent"},    // MCP tools called by the loop
+	"telemetry":    {"mcp"},      // the span tree of a run that calls an MCP server
 	// the full-stack benchmark: the loop over a real adapter and stores
 	"internal/benchfull": {"agent", "provider"},
 }

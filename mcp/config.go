@@ -12,6 +12,7 @@ import (
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/reinhq/rein/tool"
 )
@@ -178,6 +179,11 @@ type Options struct {
 	// Logger receives diagnostics (and servers' stderr at debug level);
 	// nil discards them.
 	Logger *slog.Logger
+	// TracerProvider, when set, traces every tools/call as a client span
+	// of the MCP semantic conventions. Whether or not it is set, a call
+	// whose context carries a span sends that trace context to the server
+	// (params._meta traceparent, and the HTTP traceparent header).
+	TracerProvider trace.TracerProvider
 }
 
 // transport reports the transport a config selects.
