@@ -16,7 +16,9 @@ import (
 	"github.com/BurntSushi/toml"
 	"github.com/spf13/cobra"
 
+	"github.com/reinhq/rein/hook"
 	"github.com/reinhq/rein/hook/command"
+	"github.com/reinhq/rein/llm"
 	"github.com/reinhq/rein/session"
 	"github.com/reinhq/rein/tool"
 )
@@ -98,8 +100,9 @@ func (a *app) hookLoadOptions(root, from string) (*command.LoadOptions, error) {
 // errors and hooks' system messages are printed on a.stderr; each
 // session's transcript, in the format hook programs parse, is kept under
 // the state directory.
-// mode is the --approve mode, told to hooks as permission_mode.
-func (a *app) loadHooks(root, from string, st session.Store, mode string) (*command.Runner, error) {
+// mode is the --approve mode, told to hooks as permission_mode;
+// traceParent, when set, gives them TRACEPARENT.
+func (a *app) loadHooks(root, from string, st session.Store, mode string, traceParent func(hook.Scope, llm.CallID) string) (*command.Runner, error) {
 	opts, err := a.hookLoadOptions(root, from)
 	if err != nil {
 		return nil, err
@@ -117,7 +120,7 @@ func (a *app) loadHooks(root, from string, st session.Store, mode string) (*comm
 	if active == 0 {
 		return nil, nil
 	}
-	ro := &command.Options{Dir: root, OnReport: a.reportHook, PermissionMode: permissionMode(mode), MCPServers: a.mcpServerNames(root)}
+	ro := &command.Options{Dir: root, OnReport: a.reportHook, PermissionMode: permissionMode(mode), MCPServers: a.mcpServerNames(root), TraceParent: traceParent}
 	ro.EnvDir = filepath.Join(stateDir(), "env")
 	if st != nil {
 		ro.Transcripts = command.NewTranscripts(st, filepath.Join(stateDir(), "transcripts"))

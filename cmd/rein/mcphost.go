@@ -8,6 +8,8 @@ import (
 	"os"
 	"strings"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/reinhq/rein/llm"
 	"github.com/reinhq/rein/mcp"
 	"github.com/reinhq/rein/tool"
@@ -31,6 +33,8 @@ type mcpHost struct {
 	// --max-cost counts it; nil charges nothing. It is read when a
 	// completion ends, so it may be set after the Manager is made.
 	charge func(model string, u llm.Usage, cost float64) bool
+	// tracer, when set, traces the servers' tool calls.
+	tracer trace.TracerProvider
 	// elicit asks the person for input; nil declines every request.
 	elicit mcp.ElicitFunc
 	// openAuth shows an authorization URL to the person, for servers that
@@ -56,6 +60,7 @@ func (h *mcpHost) options(servers []mcp.ServerConfig) (*mcp.Options, error) {
 	if opts.Elicit == nil {
 		opts.Elicit = declineElicit
 	}
+	opts.TracerProvider = h.tracer
 	if h.root != "" {
 		r, err := mcp.DirRoot(h.root)
 		if err != nil {

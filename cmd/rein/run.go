@@ -324,10 +324,20 @@ func (a *app) build(ctx context.Context, f *agentFlags, ask tool.Approver, inter
 	if f.editorTools != nil {
 		s.kit.tools = f.editorTools(s.kit.tools, s.kit.policy)
 	}
+	// Traces, when OTEL_* asks for them: hook commands and MCP servers
+	// are told the trace context of what they serve.
+	tr, err := a.tracing(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var traceParent func(hook.Scope, llm.CallID) string
+	if tr != nil {
+		s.stopTelemetry, traceParent = tr.stop, tr.obs.TraceParent
+	}
 	// Hook commands of the config file and the workspace's settings.
 	var hooks *hook.Set
 	notices := s.kit.notices
-	if s.commands, err = a.loadHooks(s.root, f.hooks, s.store, mode); err != nil {
+	if s.commands, err = a.loadHooks(s.root, f.hooks, s.store, mode, traceParent); err != nil {
 		return nil, err
 	}
 	if s.commands != nil {
@@ -345,6 +355,9 @@ func (a *app) build(ctx context.Context, f *agentFlags, ask tool.Approver, inter
 	host := &mcpHost{root: s.root, flags: f.mcp, extra: f.editorMCP, out: a.stderr, events: s.mcpLog.add, model: model, modelName: t.model, approve: approver}
 	if t, ok := ask.(*ttyApprover); ok && interactive {
 		host.atTerminal(t)
+	}
+	if tr != nil {
+		host.tracer = tr.tp
 	}
 	mgr, err := a.mcpTools(ctx, host)
 	if err != nil {
@@ -370,8 +383,8 @@ func (a *app) build(ctx context.Context, f *agentFlags, ask tool.Approver, inter
 	if slices.Contains(names, agent.SpawnToolName) {
 		hooks = s.kids.observe(hooks) // children's events reach observers, not the stream
 	}
-	if hooks, s.stopTelemetry, err = a.telemetry(ctx, hooks); err != nil {
-		return nil, err
+	if tr != nil {
+		hooks = tr.obs.Register(hooks)
 	}
 	maxSteps := f.maxSteps
 	if maxSteps == 0 && a.cfg != nil {

@@ -56,6 +56,10 @@ type Options struct {
 	// from the goroutine that ran the hook point. A host shows warnings and
 	// system messages from here.
 	OnReport func(Report)
+	// TraceParent, when set, gives the W3C trace context of a hook's
+	// scope (and call), passed to its commands as $TRACEPARENT; "" passes
+	// none. telemetry.Observer.TraceParent is one.
+	TraceParent func(s hook.Scope, call llm.CallID) string
 	// Logger receives non-blocking hook errors and system messages; nil
 	// discards them.
 	Logger *slog.Logger
