@@ -20,8 +20,9 @@
 //
 // Two things the loop tells it as they happen, through middleware that
 // Register adds: when each response's first chunk arrives, and — for
-// each tool call — the context of its execute_tool span, which the call
-// runs under. An MCP client (package mcp, given the same TracerProvider)
+// each call of an MCP server's tool — the context of its execute_tool
+// span, which the call runs under (it waits at most 50ms for the observer
+// to reach the call). An MCP client (package mcp, given the same TracerProvider)
 // starts its "tools/call {tool}" client spans under it, following the
 // MCP conventions, and sends the trace context to the server in
 // params._meta and the HTTP traceparent header. TraceParent gives hook

@@ -27,10 +27,17 @@ type callKey struct {
 // trace context.
 const spanWait = 50 * time.Millisecond
 
-// traceTools is tool middleware: a call runs with the context of its
-// execute_tool span, so what it calls — an MCP server, through the
-// request's _meta and headers — joins the run's trace.
+// traceTools is tool middleware: a call of an MCP server's tool runs
+// with the context of its execute_tool span, so the server — told it in
+// the request's _meta and headers — joins the run's trace. Other tools
+// are left as they are: the call would wait for the observer to reach
+// its tool.call, which ties the step to the observer's goroutine, while
+// an MCP call crosses to another process, where the context is what
+// links the two sides, and costs a round trip anyway.
 func (o *Observer) traceTools(next tool.Tool) tool.Tool {
+	if tool.OriginOf(next) != tool.OriginMCP {
+		return next
+	}
 	return &tracedTool{Tool: next, o: o}
 }
 
