@@ -138,7 +138,22 @@ type eventWire struct {
 // are scanned once for syntax and once for values; any other layout, or
 // data that does not decode so, takes the general path, which decides.
 func DecodeEvent(b []byte) (Event, error) {
-	if w, ok := scanEnvelope(b); ok {
+	var d Decoder
+	return d.Decode(b)
+}
+
+// A Decoder decodes events one after another, as DecodeEvent does, and
+// shares the header strings (session, turn, run, agent) an event repeats
+// from the one before, so that reading a long log allocates them once per
+// turn rather than once per event. The zero Decoder is ready to use; it
+// is not safe for concurrent use.
+type Decoder struct {
+	ids [4]string // the header strings of the last event read directly
+}
+
+// Decode decodes one event from its JSON encoding, as DecodeEvent does.
+func (d *Decoder) Decode(b []byte) (Event, error) {
+	if w, ok := scanEnvelope(b, &d.ids); ok {
 		if p, err := decodePayload(w.Type, w.Data); err == nil {
 			return w.event(p), nil
 		}
@@ -253,7 +268,8 @@ type fastParts llm.PartList
 // UnmarshalJSON decodes an array written by llm.PartList.MarshalJSON.
 func (l *fastParts) UnmarshalJSON(b []byte) error {
 	r := reader{b: b}
-	if r.partsTo((*llm.PartList)(l)) && r.i == len(b) {
+	if parts := r.parts(); !r.bad && r.i == len(b) {
+		*l = fastParts(parts)
 		return nil
 	}
 	return (*llm.PartList)(l).UnmarshalJSON(b)
@@ -262,16 +278,16 @@ func (l *fastParts) UnmarshalJSON(b []byte) error {
 // scanEnvelope reads the header of an event laid out exactly as
 // AppendEventJSON writes it, with strings that need no unescaping, and
 // slices out its data (not yet checked). ok is false for anything else.
-func scanEnvelope(b []byte) (w eventWire, ok bool) {
+func scanEnvelope(b []byte, ids *[4]string) (w eventWire, ok bool) {
 	r := reader{b: b}
 	if !r.lit(`{"seq":`) {
 		return w, false
 	}
-	w.Seq, ok = r.int()
-	if !ok || !r.lit(`,"time":`) {
+	w.Seq = r.int()
+	if !r.lit(`,"time":`) {
 		return w, false
 	}
-	if _, ok := r.str(); !ok || w.Time.UnmarshalJSON(b[r.last:r.i]) != nil {
+	if r.str(); r.bad || w.Time.UnmarshalJSON(b[r.last:r.i]) != nil {
 		return w, false
 	}
 	var s [3]string
@@ -279,27 +295,23 @@ func scanEnvelope(b []byte) (w eventWire, ok bool) {
 		if !r.lit(key) {
 			return w, false
 		}
-		if s[k], ok = r.str(); !ok {
-			return w, false
-		}
+		s[k] = r.strAs(&ids[k])
 	}
 	w.Session, w.Turn, w.Run = ID(s[0]), TurnID(s[1]), RunID(s[2])
 	if r.lit(`,"parent_run":`) {
-		v, ok := r.str()
-		if !ok || v == "" {
+		if w.ParentRun = RunID(r.str()); w.ParentRun == "" {
 			return w, false
 		}
-		w.ParentRun = RunID(v)
 	}
 	if r.lit(`,"agent":`) {
-		if w.Agent, ok = r.str(); !ok || w.Agent == "" {
+		if w.Agent = r.strAs(&ids[3]); w.Agent == "" {
 			return w, false
 		}
 	}
 	if !r.lit(`,"type":`) {
 		return w, false
 	}
-	if w.Type, ok = r.str(); !ok || w.Type == "" || !r.lit(`,"data":`) {
+	if w.Type = r.str(); w.Type == "" || !r.lit(`,"data":`) {
 		return w, false
 	}
 	if len(b) < r.i+2 || b[len(b)-1] != '}' {

@@ -2,16 +2,18 @@ package session
 
 import (
 	"bytes"
+	"time"
 
 	"github.com/reinhq/rein/llm"
 )
 
 // The commonest payloads are read directly from their data as this
 // package writes it: compact JSON whose keys are the fields' tags. A
-// reader gives up, leaving the data to encoding/json, at anything it does
-// not expect: an unknown key, a null, whitespace, a number that is not a
-// small non-negative integer, a lone surrogate, invalid UTF-8. What it
-// accepts it decodes as encoding/json does (FuzzFastPayload checks it).
+// decoder gives up, leaving the data to encoding/json, at anything it
+// does not expect: an unknown key, a null, whitespace, a number that is
+// not a small non-negative integer, a lone surrogate, invalid UTF-8, a
+// list or an object given twice. What it accepts it decodes as
+// encoding/json does (FuzzFastPayload checks it).
 
 // fastPayload decodes data of type typ directly; ok is false when it
 // gives up.
@@ -20,272 +22,319 @@ func fastPayload(typ string, data []byte) (p Payload, ok bool) {
 	switch typ {
 	case TypeStepStart:
 		v := new(StepStart)
-		p, ok = v, r.object(func(k []byte) bool { return string(k) == "step" && intTo(r, &v.Step) })
+		for n := 0; r.field(&n); {
+			switch string(r.key) {
+			case "step":
+				v.Step = int(r.int())
+			default:
+				r.fail()
+			}
+		}
+		p = v
 	case TypeStepEnd:
-		p, ok = stepEnd(r)
+		p = stepEnd(r)
 	case TypeTurnStart:
 		v := new(TurnStart)
-		p, ok = v, r.object(func(k []byte) bool { return string(k) == "trigger" && r.strTo(&v.Trigger) })
+		for n := 0; r.field(&n); {
+			switch string(r.key) {
+			case "trigger":
+				v.Trigger = r.str()
+			default:
+				r.fail()
+			}
+		}
+		p = v
 	case TypeTurnEnd:
-		p, ok = turnEnd(r)
+		p = turnEnd(r)
 	case TypeAssistantChunk:
-		p, ok = assistantChunk(r)
+		p = assistantChunk(r)
 	case TypeAssistantMessage:
-		p, ok = assistantMessage(r)
+		p = assistantMessage(r)
 	case TypeToolCall:
-		p, ok = toolCall(r)
+		p = toolCall(r)
 	case TypeToolResult:
-		p, ok = toolResult(r)
+		p = toolResult(r)
 	case TypeUserMessage:
 		v := new(UserMessage)
-		p, ok = v, r.object(func(k []byte) bool { return message(r, k, &v.Parts, &v.Source) })
+		message(r, &v.Parts, &v.Source)
+		p = v
 	case TypeContextMessage:
 		v := new(ContextMessage)
-		p, ok = v, r.object(func(k []byte) bool { return message(r, k, &v.Parts, &v.Source) })
+		message(r, &v.Parts, &v.Source)
+		p = v
 	case TypeSteeringMessage:
 		v := new(SteeringMessage)
-		p, ok = v, r.object(func(k []byte) bool { return message(r, k, &v.Parts, &v.Source) })
+		message(r, &v.Parts, &v.Source)
+		p = v
 	default:
 		return nil, false
 	}
-	return p, ok && r.i == len(data)
+	return p, !r.bad && r.i == len(data)
 }
 
-func message(r *reader, k []byte, parts *llm.PartList, source *string) bool {
-	switch string(k) {
-	case "parts":
-		return r.partsTo(parts)
-	case "source":
-		return r.strTo(source)
+func message(r *reader, parts *llm.PartList, source *string) {
+	for n := 0; r.field(&n); {
+		switch string(r.key) {
+		case "parts":
+			*parts = r.parts()
+		case "source":
+			*source = r.str()
+		default:
+			r.fail()
+		}
 	}
-	return false
 }
 
-func stepEnd(r *reader) (*StepEnd, bool) {
+func stepEnd(r *reader) *StepEnd {
 	v := new(StepEnd)
-	return v, r.object(func(k []byte) bool {
-		switch string(k) {
+	for n := 0; r.field(&n); {
+		switch string(r.key) {
 		case "step":
-			return intTo(r, &v.Step)
+			v.Step = int(r.int())
 		case "usage":
-			return r.usage(&v.Usage)
+			r.usage(&v.Usage)
 		case "finish":
-			return r.strTo((*string)(&v.Finish))
+			v.Finish = llm.FinishReason(r.str())
+		default:
+			r.fail()
 		}
-		return false
-	})
+	}
+	return v
 }
 
-func turnEnd(r *reader) (*TurnEnd, bool) {
+func turnEnd(r *reader) *TurnEnd {
 	v := new(TurnEnd)
-	return v, r.object(func(k []byte) bool {
-		switch string(k) {
+	for n := 0; r.field(&n); {
+		switch string(r.key) {
 		case "reason":
-			return r.strTo((*string)(&v.Reason))
+			v.Reason = EndReason(r.str())
 		case "cause":
-			return r.strTo(&v.Cause)
+			v.Cause = r.str()
 		case "message":
-			return r.strTo(&v.Message)
+			v.Message = r.str()
 		case "code":
-			return r.strTo(&v.Code)
+			v.Code = r.str()
+		default:
+			r.fail()
 		}
-		return false
-	})
+	}
+	return v
 }
 
-func assistantChunk(r *reader) (*AssistantChunk, bool) {
+func assistantChunk(r *reader) *AssistantChunk {
 	v := new(AssistantChunk)
-	return v, r.object(func(k []byte) bool {
-		switch string(k) {
+	for n := 0; r.field(&n); {
+		switch string(r.key) {
 		case "step":
-			return intTo(r, &v.Step)
+			v.Step = int(r.int())
 		case "deltas":
 			if v.Deltas != nil {
-				return false // encoding/json would decode into the first list
+				r.fail() // encoding/json would decode into the first list
 			}
 			v.Deltas = []ChunkDelta{}
-			return r.array(func() bool {
-				var d ChunkDelta
-				v.Deltas = append(v.Deltas, d)
-				return r.object(func(k []byte) bool { return chunkDelta(r, k, &v.Deltas[len(v.Deltas)-1]) })
-			})
+			for m := 0; r.elem(&m); {
+				v.Deltas = append(v.Deltas, chunkDelta(r))
+			}
+		default:
+			r.fail()
 		}
-		return false
-	})
-}
-
-func chunkDelta(r *reader, k []byte, d *ChunkDelta) bool {
-	switch string(k) {
-	case "index":
-		return intTo(r, &d.Index)
-	case "kind":
-		return r.strTo(&d.Kind)
-	case "text":
-		return r.strTo(&d.Text)
-	case "id":
-		return r.strTo((*string)(&d.ID))
-	case "name":
-		return r.strTo(&d.Name)
 	}
-	return false
+	return v
 }
 
-func assistantMessage(r *reader) (*AssistantMessage, bool) {
+func chunkDelta(r *reader) (d ChunkDelta) {
+	for n := 0; r.field(&n); {
+		switch string(r.key) {
+		case "index":
+			d.Index = int(r.int())
+		case "kind":
+			d.Kind = r.str()
+		case "text":
+			d.Text = r.str()
+		case "id":
+			d.ID = llm.CallID(r.str())
+		case "name":
+			d.Name = r.str()
+		default:
+			r.fail()
+		}
+	}
+	return d
+}
+
+func assistantMessage(r *reader) *AssistantMessage {
 	v := new(AssistantMessage)
-	return v, r.object(func(k []byte) bool {
-		switch string(k) {
+	for n := 0; r.field(&n); {
+		switch string(r.key) {
 		case "parts":
-			return r.partsTo(&v.Parts)
+			v.Parts = r.parts()
 		case "provenance":
 			if v.Provenance != nil {
-				return false // encoding/json would decode into the first
+				r.fail() // encoding/json would decode into the first
 			}
-			v.Provenance = new(llm.Provenance)
-			return r.object(func(k []byte) bool {
-				switch string(k) {
-				case "provider":
-					return r.strTo(&v.Provenance.Provider)
-				case "model":
-					return r.strTo(&v.Provenance.Model)
-				case "state":
-					return r.rawTo(&v.Provenance.State)
-				}
-				return false
-			})
+			v.Provenance = provenance(r)
 		case "usage":
-			return r.usage(&v.Usage)
+			r.usage(&v.Usage)
 		case "finish":
-			return r.strTo((*string)(&v.Finish))
+			v.Finish = llm.FinishReason(r.str())
 		case "interrupted":
-			return r.boolTo(&v.Interrupted)
+			v.Interrupted = r.bool()
+		default:
+			r.fail()
 		}
-		return false
-	})
+	}
+	return v
 }
 
-func toolCall(r *reader) (*ToolCall, bool) {
+func provenance(r *reader) *llm.Provenance {
+	p := new(llm.Provenance)
+	for n := 0; r.field(&n); {
+		switch string(r.key) {
+		case "provider":
+			p.Provider = r.str()
+		case "model":
+			p.Model = r.str()
+		case "state":
+			p.State = r.raw()
+		default:
+			r.fail()
+		}
+	}
+	return p
+}
+
+func toolCall(r *reader) *ToolCall {
 	v := new(ToolCall)
-	return v, r.object(func(k []byte) bool {
-		switch string(k) {
+	for n := 0; r.field(&n); {
+		switch string(r.key) {
 		case "call_id":
-			return r.strTo((*string)(&v.CallID))
+			v.CallID = llm.CallID(r.str())
 		case "name":
-			return r.strTo(&v.Name)
+			v.Name = r.str()
 		case "args":
-			return r.rawTo(&v.Args)
+			v.Args = r.raw()
 		case "origin":
-			return r.strTo(&v.Origin)
+			v.Origin = r.str()
 		case "coerced":
 			if v.Coerced != nil {
-				return false
+				r.fail()
 			}
 			v.Coerced = []string{}
-			return r.array(func() bool {
-				v.Coerced = append(v.Coerced, "")
-				return r.strTo(&v.Coerced[len(v.Coerced)-1])
-			})
+			for m := 0; r.elem(&m); {
+				v.Coerced = append(v.Coerced, r.str())
+			}
+		default:
+			r.fail()
 		}
-		return false
-	})
+	}
+	return v
 }
 
-func toolResult(r *reader) (*ToolResult, bool) {
+func toolResult(r *reader) *ToolResult {
 	v := new(ToolResult)
-	return v, r.object(func(k []byte) bool {
-		switch string(k) {
+	for n := 0; r.field(&n); {
+		switch string(r.key) {
 		case "call_id":
-			return r.strTo((*string)(&v.CallID))
+			v.CallID = llm.CallID(r.str())
 		case "name":
-			return r.strTo(&v.Name)
+			v.Name = r.str()
 		case "parts":
-			return r.partsTo(&v.Parts)
+			v.Parts = r.parts()
 		case "is_error":
-			return r.boolTo(&v.IsError)
+			v.IsError = r.bool()
 		case "code":
-			return r.strTo(&v.Code)
+			v.Code = r.str()
 		case "outcome":
-			return r.strTo(&v.Outcome)
+			v.Outcome = r.str()
 		case "duration":
-			return intTo(r, &v.Duration)
+			v.Duration = time.Duration(r.int())
 		case "interrupted":
-			return r.boolTo(&v.Interrupted)
+			v.Interrupted = r.bool()
+		default:
+			r.fail()
 		}
-		return false
-	})
+	}
+	return v
 }
 
-// partsTo reads an array of parts; an empty one is nil, as
-// llm.PartList decodes it.
-func (r *reader) partsTo(l *llm.PartList) bool {
-	*l = nil
-	return r.array(func() bool {
+func (r *reader) usage(u *llm.Usage) {
+	for n := 0; r.field(&n); {
+		switch string(r.key) {
+		case "input":
+			u.Input = r.int()
+		case "output":
+			u.Output = r.int()
+		case "reasoning":
+			u.Reasoning = r.int()
+		case "cache_read":
+			u.CacheRead = r.int()
+		case "cache_write":
+			u.CacheWrite = r.int()
+		case "cache_write_5m":
+			u.CacheWrite5m = r.int()
+		case "cache_write_1h":
+			u.CacheWrite1h = r.int()
+		default:
+			r.fail()
+		}
+	}
+}
+
+// parts reads an array of parts; an empty one is nil, as llm.PartList
+// decodes it.
+func (r *reader) parts() llm.PartList {
+	var l llm.PartList
+	for n := 0; r.elem(&n); {
 		if r.i >= len(r.b) || r.b[r.i] != '{' {
-			return false
+			r.fail()
+			break
 		}
-		n := valueLen(r.b[r.i:])
-		p, ok := partOf(r.b[r.i : r.i+n])
-		if ok {
-			*l = append(*l, p)
-			r.i += n
+		size := valueLen(r.b[r.i:])
+		p, ok := partOf(r.b[r.i : r.i+size])
+		if !ok {
+			r.fail()
+			break
 		}
-		return ok
-	})
+		l = append(l, p)
+		r.i += size
+	}
+	return l
 }
 
-var plainTextHead = []byte(`{"type":"` + (*llm.Text)(nil).PartType() + `","text":`)
+var (
+	textHead     = []byte(`{"type":"` + (*llm.Text)(nil).PartType() + `","text":`)
+	toolCallHead = []byte(`{"type":"` + (*llm.ToolCall)(nil).PartType() + `"`)
+)
 
-// partOf decodes one part: a text part that holds only its text, the
-// bulk of a log's bytes, directly; any other through llm.UnmarshalPart.
+// partOf decodes one part: a text part that holds only its text (the
+// bulk of a log's bytes) and a tool call directly, any other through
+// llm.UnmarshalPart.
 func partOf(elem []byte) (llm.Part, bool) {
-	if body, ok := bytes.CutPrefix(elem, plainTextHead); ok {
+	if body, ok := bytes.CutPrefix(elem, textHead); ok {
 		r := reader{b: body}
-		if s, ok := r.str(); ok && r.i == len(body)-1 && body[r.i] == '}' {
+		if s := r.str(); !r.bad && r.i == len(body)-1 && body[r.i] == '}' {
 			return &llm.Text{Text: s}, true
 		}
 	}
 	if body, ok := bytes.CutPrefix(elem, toolCallHead); ok {
 		r := reader{b: body}
 		c := new(llm.ToolCall)
-		if r.fields(func(k []byte) bool { return toolCallPart(&r, k, c) }) && r.i == len(body) {
+		for n := 1; r.field(&n); { // the brace and the tag are behind
+			switch string(r.key) {
+			case "id":
+				c.ID = llm.CallID(r.str())
+			case "name":
+				c.Name = r.str()
+			case "args":
+				c.Args = r.raw()
+			default:
+				r.fail()
+			}
+		}
+		if !r.bad && r.i == len(body) {
 			return c, true
 		}
 	}
 	p, err := llm.UnmarshalPart(elem)
 	return p, err == nil
-}
-
-var toolCallHead = []byte(`{"type":"` + (*llm.ToolCall)(nil).PartType() + `",`)
-
-func toolCallPart(r *reader, k []byte, c *llm.ToolCall) bool {
-	switch string(k) {
-	case "id":
-		return r.strTo((*string)(&c.ID))
-	case "name":
-		return r.strTo(&c.Name)
-	case "args":
-		return r.rawTo(&c.Args)
-	}
-	return false
-}
-
-func (r *reader) usage(u *llm.Usage) bool {
-	return r.object(func(k []byte) bool {
-		switch string(k) {
-		case "input":
-			return intTo(r, &u.Input)
-		case "output":
-			return intTo(r, &u.Output)
-		case "reasoning":
-			return intTo(r, &u.Reasoning)
-		case "cache_read":
-			return intTo(r, &u.CacheRead)
-		case "cache_write":
-			return intTo(r, &u.CacheWrite)
-		case "cache_write_5m":
-			return intTo(r, &u.CacheWrite5m)
-		case "cache_write_1h":
-			return intTo(r, &u.CacheWrite1h)
-		}
-		return false
-	})
 }

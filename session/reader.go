@@ -7,15 +7,20 @@ import (
 	"unicode/utf8"
 )
 
-// reader walks compact JSON as this package writes it.
+// reader walks compact JSON as this package writes it. A read that
+// meets anything else sets bad, after which every read fails.
 type reader struct {
 	b    []byte
 	i    int
-	last int // where the last string read began (its opening quote)
+	bad  bool
+	key  []byte // the key field read last
+	last int    // where the last string read began (its opening quote)
 }
 
+func (r *reader) fail() { r.bad = true }
+
 func (r *reader) lit(s string) bool {
-	if len(r.b)-r.i < len(s) || string(r.b[r.i:r.i+len(s)]) != s {
+	if r.bad || len(r.b)-r.i < len(s) || string(r.b[r.i:r.i+len(s)]) != s {
 		return false
 	}
 	r.i += len(s)
@@ -30,105 +35,111 @@ func (r *reader) char(c byte) bool {
 	return false
 }
 
-// object reads an object, calling field with each key (which holds no
-// escape) and r at its value; field reads the value or returns false.
-func (r *reader) object(field func(key []byte) bool) bool {
-	if !r.char('{') {
+// field steps through an object, n counting its fields: past the
+// opening brace on the first call, past the comma before each later key.
+// It reads the key, which holds no escape, into r.key and reports whether
+// there is one; at the closing brace, or at a failure, it reports false.
+func (r *reader) field(n *int) bool {
+	if !r.step(n, '{', '}') {
 		return false
 	}
-	if r.char('}') {
-		return true
-	}
-	return r.fields(field)
-}
-
-// fields reads the fields of an object from the first key on, and the
-// closing brace.
-func (r *reader) fields(field func(key []byte) bool) bool {
-	for {
-		if !r.char('"') {
-			return false
-		}
-		end := bytes.IndexByte(r.b[r.i:], '"')
-		if end < 0 {
-			return false
-		}
-		key := r.b[r.i : r.i+end]
-		if bytes.IndexByte(key, '\\') >= 0 {
-			return false
-		}
-		r.i += end + 1
-		if !r.char(':') || !field(key) {
-			return false
-		}
-		if !r.char(',') {
-			return r.char('}')
-		}
-	}
-}
-
-// array reads an array, calling elem with r at each element.
-func (r *reader) array(elem func() bool) bool {
-	if !r.char('[') {
+	if !r.char('"') {
+		r.fail()
 		return false
 	}
-	if r.char(']') {
-		return true
+	end := bytes.IndexByte(r.b[r.i:], '"')
+	if end < 0 || bytes.IndexByte(r.b[r.i:r.i+end], '\\') >= 0 {
+		r.fail()
+		return false
 	}
-	for {
-		if !elem() {
-			return false
-		}
-		if !r.char(',') {
-			return r.char(']')
-		}
-	}
-}
-
-func (r *reader) boolTo(v *bool) bool {
-	switch {
-	case r.lit("true"):
-		*v = true
-	case r.lit("false"):
-		*v = false
-	default:
+	r.key = r.b[r.i : r.i+end]
+	r.i += end + 1
+	if !r.char(':') {
+		r.fail()
 		return false
 	}
 	return true
 }
 
-// intTo reads a non-negative integer of up to 18 digits without leading
-// zeros into v.
-func intTo[T ~int | ~int64](r *reader, v *T) bool {
-	n, ok := r.int()
-	*v = T(n)
-	return ok
+// elem steps through an array as field does through an object, and
+// reports whether r is at an element.
+func (r *reader) elem(n *int) bool { return r.step(n, '[', ']') }
+
+func (r *reader) step(n *int, open, close byte) bool {
+	switch {
+	case r.bad:
+		return false
+	case *n == 0:
+		if !r.char(open) {
+			r.fail()
+			return false
+		}
+		if r.char(close) {
+			return false
+		}
+	case !r.char(','):
+		if !r.char(close) {
+			r.fail()
+		}
+		return false
+	}
+	*n++
+	return true
 }
 
-func (r *reader) int() (int64, bool) {
+func (r *reader) bool() bool {
+	switch {
+	case r.lit("true"):
+		return true
+	case r.lit("false"):
+		return false
+	}
+	r.fail()
+	return false
+}
+
+// int reads a non-negative integer of up to 18 digits without leading
+// zeros.
+func (r *reader) int() int64 {
+	if r.bad {
+		return 0
+	}
 	var n int64
 	j := r.i
 	for ; j < len(r.b) && j-r.i < 18 && r.b[j] >= '0' && r.b[j] <= '9'; j++ {
 		n = n*10 + int64(r.b[j]-'0')
 	}
 	if j == r.i || (r.b[r.i] == '0' && j-r.i > 1) || (j < len(r.b) && (r.b[j] >= '0' && r.b[j] <= '9' || r.b[j] == '.' || r.b[j] == 'e' || r.b[j] == 'E')) {
-		return 0, false
+		r.fail()
+		return 0
 	}
 	r.i = j
-	return n, true
+	return n
 }
 
-func (r *reader) strTo(v *string) bool {
-	s, ok := r.str()
-	*v = s
-	return ok
+// strAs reads a string as str does, and returns *prev without copying
+// when the string's bytes are prev's. A string read with no escape
+// becomes the next prev.
+func (r *reader) strAs(prev *string) string {
+	if p := *prev; !r.bad && len(r.b)-r.i >= len(p)+2 && r.b[r.i] == '"' && r.b[r.i+1+len(p)] == '"' && string(r.b[r.i+1:r.i+1+len(p)]) == p {
+		r.last = r.i
+		r.i += len(p) + 2
+		return p
+	}
+	start := r.i
+	s := r.str()
+	if !r.bad && r.i-start == len(s)+2 {
+		*prev = s // no escape: its bytes are its text
+	}
+	return s
 }
 
 // str reads a string, with its escapes.
-func (r *reader) str() (string, bool) {
+func (r *reader) str() string {
 	b := r.b
-	if r.i >= len(b) || b[r.i] != '"' {
-		return "", false
+	if r.bad || r.i >= len(b) || b[r.i] != '"' {
+		r.fail()
+		return ""
 	}
 	start := r.i + 1
 	var buf []byte // the string, once an escape is met
@@ -141,12 +152,14 @@ func (r *reader) str() (string, bool) {
 				s = append(buf, b[from:j]...)
 			}
 			if !ascii && !utf8.Valid(s) {
-				return "", false // encoding/json replaces invalid UTF-8; let it
+				r.fail() // encoding/json replaces invalid UTF-8; let it
+				return ""
 			}
 			r.last, r.i = start-1, j+1
-			return string(s), true
+			return string(s)
 		case c < 0x20:
-			return "", false
+			r.fail()
+			return ""
 		case c >= utf8.RuneSelf:
 			ascii = false
 		case c == '\\':
@@ -156,13 +169,15 @@ func (r *reader) str() (string, bool) {
 			buf = append(buf, b[from:j]...)
 			n, ok := unescape(&buf, b[j:])
 			if !ok {
-				return "", false
+				r.fail()
+				return ""
 			}
 			j += n - 1
 			from = j + 1
 		}
 	}
-	return "", false
+	r.fail()
+	return ""
 }
 
 // unescape appends the character escape b starts with to buf and returns
@@ -236,19 +251,20 @@ func shortEscape(c byte) byte {
 	return 0
 }
 
-// rawTo reads an object or an array, checked, into v as a copy.
-func (r *reader) rawTo(v *json.RawMessage) bool {
-	if r.i >= len(r.b) || (r.b[r.i] != '{' && r.b[r.i] != '[') {
-		return false
+// raw reads an object or an array, checked, as a copy.
+func (r *reader) raw() json.RawMessage {
+	if r.bad || r.i >= len(r.b) || (r.b[r.i] != '{' && r.b[r.i] != '[') {
+		r.fail()
+		return nil
 	}
 	n := valueLen(r.b[r.i:])
 	raw := r.b[r.i : r.i+n]
 	if !json.Valid(raw) {
-		return false
+		r.fail()
+		return nil
 	}
-	*v = bytes.Clone(raw)
 	r.i += n
-	return true
+	return bytes.Clone(raw)
 }
 
 // valueLen returns the length of the JSON value b starts with: an
