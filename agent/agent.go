@@ -75,8 +75,7 @@ type Agent struct {
 	reserve  int64 // output reserve
 	maxSteps int
 	retry    RetryPolicy
-	grace    time.Duration
-	parallel int
+	calls    callRunner // how tool calls run
 	watch    *cachewatch.Watcher
 
 	// The tools: Options.Tools and ToolSet's, then the sets
@@ -102,7 +101,6 @@ type Agent struct {
 	idle       chan struct{} // closed while idle
 	wg         sync.WaitGroup
 	toolsWG    sync.WaitGroup // the workers, and the tool calls left behind after a cancel
-	workers    *workers
 
 	kin kin // the agent's place in a tree of subagents
 }
@@ -115,7 +113,6 @@ func New(opts *Options) (*Agent, error) {
 	}
 	a := &Agent{opts: *opts, idle: make(chan struct{})}
 	close(a.idle)
-	a.workers = newWorkers(&a.toolsWG)
 	if err := a.resolve(); err != nil {
 		return nil, err
 	}
@@ -200,8 +197,8 @@ func (a *Agent) resolve() error {
 		a.retry = *o.Retry
 	}
 	a.maxSteps = cmp.Or(max(o.Limits.MaxSteps, 0), 100)
-	a.grace = cmp.Or(max(o.ToolGrace, 0), 2*time.Second)
-	a.parallel = cmp.Or(max(o.Parallel, 0), 8)
+	a.calls = callRunner{parallel: cmp.Or(max(o.Parallel, 0), 8), grace: cmp.Or(max(o.ToolGrace, 0), 2*time.Second),
+		now: o.Now, state: o.State, approver: o.Approver, dryRun: o.DryRun, log: a.log, workers: newWorkers(&a.toolsWG)}
 	return nil
 }
 
@@ -282,7 +279,7 @@ func (a *Agent) Close() error {
 			errs = append(errs, fmt.Errorf("agent: close: %w", err))
 		}
 	}
-	a.workers.close()
+	a.calls.workers.close()
 	a.toolsWG.Wait()
 	errs = append(errs, a.kin.closeAdopted()...)
 	for _, u := range a.unsub {

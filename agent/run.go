@@ -169,7 +169,7 @@ func (a *Agent) start(ctx context.Context, req *RunRequest, fn func(session.Even
 // newRun readies the state of one run; a.mu is held.
 func (a *Agent) newRun(ctx context.Context, req *RunRequest, fn func(session.Event) bool) *runState {
 	rctx, cancel := context.WithCancelCause(ctx)
-	r := &runState{a: a, w: a.w, ctl: newControl(cancel), id: session.RunID(a.opts.NewID()), sid: a.w.session(),
+	r := &runState{a: a, w: a.w, ctl: newControl(cancel, &a.mu), id: session.RunID(a.opts.NewID()), sid: a.w.session(),
 		sink: sink{fn: fn}, maxSteps: a.maxSteps, meter: newMeter(a.opts.Now())}
 	r.ctx = withRun(hook.WithNotes(rctx, func(d *session.HookDecision) { r.emit(d) }), r)
 	r.wctx = context.WithoutCancel(r.ctx)
@@ -179,6 +179,7 @@ func (a *Agent) newRun(ctx context.Context, req *RunRequest, fn func(session.Eve
 	r.guards = newGuards(r, a.opts.Limits)
 	r.chain = hook.Join(a.chainSets(req.Hooks, r.guards.set)...).Recording(r.record)
 	r.toolMWs = r.chain.ToolMiddleware()
+	r.pipe = pipeline{run: r, ctx: r.ctx, chain: r.chain, ctl: r.ctl, x: &a.calls}
 	mws := r.chain.ModelMiddleware()
 	r.models = make([]llm.Model, len(a.targets))
 	r.provs = make([]*llm.Provenance, len(a.targets))
@@ -353,6 +354,27 @@ func (r *runState) transient(p session.Payload) {
 		r.give(r.w.publish(r.turn, r.id, p))
 	}
 }
+
+// progress is the report function of one call: each report is a
+// transient tool.progress event for observers.
+func (r *runState) progress(id llm.CallID) func(tool.Progress) {
+	if !r.a.observed() {
+		return noProgress
+	}
+	return func(p tool.Progress) {
+		r.w.publish(r.turn, r.id, &session.ToolProgress{CallID: id, Message: p.Message, Done: p.Done})
+	}
+}
+
+var noProgress = func(tool.Progress) {}
+
+// stopEnd is the end of the turn when a gate handler stopped it.
+func (r *runState) stopEnd(hookName string, st *hook.Stop) *turnEnd {
+	return r.guards.stopEnd(hookName, st)
+}
+
+// runTools runs one step's tool calls through the pipeline.
+func (r *runState) runTools(parts []llm.Part) *turnEnd { return r.pipe.runStep(parts) }
 
 // listened reports whether anyone takes transient events.
 func (r *runState) listened() bool { return r.sink.wants() || r.a.observed() }
