@@ -145,7 +145,7 @@ func Decide(ctx context.Context, req *DecideRequest) (*Verdict, error) {
 			kind = req.Kind
 		}
 		return nil, &DecideError{Kind: kind, Cause: DecideBadRequest,
-			Err: errors.New("Decide needs the context of a run; call it from a tool or hook of the run, or call Agent.Decide")}
+			Err: errors.New("there is no run to ask for: call Decide from a tool or hook of a run, with its context, or call Agent.Decide")}
 	}
 	return a.Decide(ctx, req)
 }
