@@ -85,7 +85,11 @@ func (o *Observer) endChat(ev session.Event, p *session.AssistantMessage) {
 	if p.Interrupted || p.Finish == llm.FinishError {
 		c.span.SetStatus(codes.Error, string(p.Finish))
 	}
-	ttfc, streamed := o.takeFirstChunk(ev.Session, ev.Time)
+	var ttfc time.Duration
+	streamed := false
+	if !p.Interrupted { // an interrupted response's stream was not read to its end
+		ttfc, streamed = o.takeFirstChunk(ev.Session, ev.Time)
+	}
 	if streamed {
 		c.span.SetAttributes(attribute.Float64("gen_ai.response.time_to_first_chunk", ttfc.Seconds()))
 	}

@@ -16,31 +16,41 @@ type firstChunk struct {
 	sent, first time.Time
 }
 
-// maxFirstChunks bounds what is kept per session between two responses:
-// the attempts of one request (its retries).
+// maxFirstChunks bounds what is kept per session: the responses the
+// observer has not reached yet.
 const maxFirstChunks = 8
 
-// timeFirstChunk is model middleware: it notes when each request's first
-// chunk arrives, in the loop, so the chat span of the response can carry
-// it. The chunks themselves never reach the observer.
+// timeFirstChunk is model middleware: it notes, in the loop, when each
+// response's first chunk arrived, so the chat span of the response can
+// carry it. The chunks themselves never reach the observer. Only a
+// stream read to its end without an error is noted: each is one logged
+// response, so the observer pairs them in order; a failed attempt (one
+// that is retried) and an abandoned stream leave no note.
 func (o *Observer) timeFirstChunk(next llm.Model) llm.Model {
 	return llm.ModelFunc(func(ctx context.Context, req *llm.Request) iter.Seq2[llm.Chunk, error] {
 		return func(yield func(llm.Chunk, error) bool) {
-			sent, noted := time.Now(), false
+			var f firstChunk
+			f.sent = time.Now()
 			for c, err := range next.Stream(ctx, req) {
-				if !noted && err == nil {
-					noted = true
-					o.noteFirstChunk(ctx, sent, time.Now())
-				}
-				if !yield(c, err) {
+				if err != nil {
+					yield(c, err)
 					return
 				}
+				if f.first.IsZero() {
+					f.first = time.Now()
+				}
+				if !yield(c, nil) {
+					return
+				}
+			}
+			if !f.first.IsZero() {
+				o.noteFirstChunk(ctx, f)
 			}
 		}
 	})
 }
 
-func (o *Observer) noteFirstChunk(ctx context.Context, sent, first time.Time) {
+func (o *Observer) noteFirstChunk(ctx context.Context, f firstChunk) {
 	a := agent.RunningAgent(ctx)
 	if a == nil {
 		return
@@ -52,26 +62,22 @@ func (o *Observer) noteFirstChunk(ctx context.Context, sent, first time.Time) {
 	if len(fs) == maxFirstChunks {
 		fs = append(fs[:0], fs[1:]...)
 	}
-	o.first[sid] = append(fs, firstChunk{sent, first})
+	o.first[sid] = append(fs, f)
 }
 
-// takeFirstChunk returns the time to first chunk of the response that
-// ended at end — the last attempt whose first chunk came before it — and
-// forgets the attempts up to it.
+// takeFirstChunk returns the time to first chunk of the session's oldest
+// noted response, the one the observer has reached, which ended at end:
+// a note from after end is a later response's, and is kept.
 func (o *Observer) takeFirstChunk(sid session.ID, end time.Time) (time.Duration, bool) {
 	fs := o.first[sid]
-	n := 0
-	for n < len(fs) && !fs[n].first.After(end) {
-		n++
-	}
-	if n == 0 {
+	if len(fs) == 0 || fs[0].first.After(end) {
 		return 0, false
 	}
-	last := fs[n-1]
-	if rest := fs[n:]; len(rest) > 0 {
-		o.first[sid] = append(fs[:0], rest...)
-	} else {
+	f := fs[0]
+	if len(fs) == 1 {
 		delete(o.first, sid)
+	} else {
+		o.first[sid] = append(fs[:0], fs[1:]...)
 	}
-	return last.first.Sub(last.sent), true
+	return f.first.Sub(f.sent), true
 }

@@ -76,9 +76,10 @@ func fullRun(t *testing.T) (spans tracetest.SpanStubs, mcpSeen []string, hookSee
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The run's trace context as a post-tool hook sees it.
+	// The trace context a post-tool hook of the MCP call gets: that call
+	// waited for its span, so the span is known by then.
 	hooks := obs.Register(new(hook.Set).PostTool("note", func(ctx context.Context, in *hook.PostToolInput) error {
-		if in.Call.Name == "judge" {
+		if in.Call.Name == "mcp_srv_echo" {
 			hookSeen = obs.TraceParent(in.Scope, in.Call.ID)
 		}
 		return nil
@@ -175,10 +176,10 @@ func TestSpanTreeOfAFullRun(t *testing.T) {
 	if len(mcpSeen) != 1 || mcpSeen[0] != traceparentOf(call.SpanContext) {
 		t.Errorf("the MCP server got traceparent %q, want the client span's %s", mcpSeen, traceparentOf(call.SpanContext))
 	}
-	judge := byName["execute_tool judge"]
-	if hookSeen != traceparentOf(judge.SpanContext) {
-		t.Errorf("a hook of the judge call got TRACEPARENT %q, want its execute_tool span's %s", hookSeen, traceparentOf(judge.SpanContext))
+	if mcpTool := byName["execute_tool mcp_srv_echo"]; hookSeen != traceparentOf(mcpTool.SpanContext) {
+		t.Errorf("a hook of the MCP call got TRACEPARENT %q, want its execute_tool span's %s", hookSeen, traceparentOf(mcpTool.SpanContext))
 	}
+	judge := byName["execute_tool judge"]
 	var decided map[string]string
 	for _, e := range judge.Events {
 		if e.Name == "rein.decision" {
