@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
@@ -20,8 +22,10 @@ func TestDecisionEvents(t *testing.T) {
 	for _, capture := range []bool{false, true} {
 		exp := tracetest.NewInMemoryExporter()
 		tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
+		reader := sdkmetric.NewManualReader()
+		mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
 		mask := func(s string) string { return strings.ReplaceAll(s, marker, "***") }
-		obs := telemetry.New(&telemetry.Options{TracerProvider: tp, CaptureContent: capture, Redact: &telemetry.Redactor{Decision: mask}})
+		obs := telemetry.New(&telemetry.Options{TracerProvider: tp, MeterProvider: mp, CaptureContent: capture, Redact: &telemetry.Redactor{Decision: mask}})
 		cheap := llmtest.NewModel(llmtest.Reply(`{"choice":"ship ` + marker + `","reason":"because ` + marker + `"}`))
 		a, err := agent.New(&agent.Options{Model: llmtest.NewModel(), Hooks: obs.Register(nil),
 			Decider: &agent.Target{Provider: "llmtest", Model: "cheap", Client: cheap}})
@@ -61,6 +65,23 @@ func TestDecisionEvents(t *testing.T) {
 		}
 		if !capture && (got["rein.decision.question"] != "" || got["rein.decision.choice_index"] != "1") {
 			t.Errorf("without capture: %v, want no question and the choice's index", got)
+		}
+		var rm metricdata.ResourceMetrics
+		if err := reader.Collect(context.Background(), &rm); err != nil {
+			t.Fatal(err)
+		}
+		var tokens int64
+		for _, sm := range rm.ScopeMetrics {
+			for _, m := range sm.Metrics {
+				if h, ok := m.Data.(metricdata.Histogram[int64]); ok && m.Name == "gen_ai.client.token.usage" {
+					for _, p := range h.DataPoints {
+						tokens += p.Sum
+					}
+				}
+			}
+		}
+		if tokens != llmtest.DefaultUsage.Total() {
+			t.Errorf("token usage recorded = %d, want the decision's %d", tokens, llmtest.DefaultUsage.Total())
 		}
 	}
 }
