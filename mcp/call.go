@@ -55,11 +55,13 @@ func (s *server) callOnce(ctx context.Context, remote, session string, args json
 		args = json.RawMessage(`{}`)
 	}
 	ctx, span := s.startCallSpan(ctx, remote, cs)
+	start := time.Now()
 	r, err := cs.CallTool(ctx, &sdk.CallToolParams{Meta: traceMeta(ctx), Name: remote, Arguments: args})
 	var res *tool.Result
 	if err == nil {
 		res = resultOf(r)
 	}
+	s.measureCall(ctx, remote, time.Since(start), err, res)
 	endCallSpan(span, res, err)
 	if err != nil {
 		if ctx.Err() != nil {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/reinhq/rein/tool"
@@ -184,6 +185,9 @@ type Options struct {
 	// whose context carries a span sends that trace context to the server
 	// (params._meta traceparent, and the HTTP traceparent header).
 	TracerProvider trace.TracerProvider
+	// MeterProvider, when set, records each tools/call's duration as
+	// mcp.client.operation.duration (s).
+	MeterProvider metric.MeterProvider
 }
 
 // transport reports the transport a config selects.

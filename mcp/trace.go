@@ -7,11 +7,13 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/propagation"
 	semconv "go.opentelemetry.io/otel/semconv/v1.40.0"
 	"go.opentelemetry.io/otel/trace"
@@ -31,6 +33,15 @@ func (s *server) startCallSpan(ctx context.Context, remote string, cs *sdk.Clien
 	if tp == nil {
 		return ctx, nil
 	}
+	attrs := s.callAttrs(remote, cs)
+	return tp.Tracer(traceScope, trace.WithSchemaURL(semconv.SchemaURL)).Start(ctx, "tools/call "+remote,
+		trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(attrs...))
+}
+
+// callAttrs are the attributes of a tools/call span and its duration; the
+// session's id only with a session (the span's: a metric's attributes
+// stay few in values).
+func (s *server) callAttrs(remote string, cs *sdk.ClientSession) []attribute.KeyValue {
 	s.mu.Lock()
 	protocol := s.protocol
 	s.mu.Unlock()
@@ -39,8 +50,8 @@ func (s *server) startCallSpan(ctx context.Context, remote string, cs *sdk.Clien
 	if protocol != "" {
 		attrs = append(attrs, semconv.McpProtocolVersion(protocol))
 	}
-	if id := cs.ID(); id != "" {
-		attrs = append(attrs, semconv.McpSessionID(id))
+	if cs != nil && cs.ID() != "" {
+		attrs = append(attrs, semconv.McpSessionID(cs.ID()))
 	}
 	switch s.cfg.transport() {
 	case TransportStdio:
@@ -51,8 +62,28 @@ func (s *server) startCallSpan(ctx context.Context, remote string, cs *sdk.Clien
 			attrs = append(attrs, serverAttrs(u)...)
 		}
 	}
-	return tp.Tracer(traceScope, trace.WithSchemaURL(semconv.SchemaURL)).Start(ctx, "tools/call "+remote,
-		trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(attrs...))
+	return attrs
+}
+
+// measureCall records a tools/call's duration in
+// mcp.client.operation.duration, when Options.MeterProvider is set.
+func (s *server) measureCall(ctx context.Context, remote string, d time.Duration, err error, res *tool.Result) {
+	mp := s.m.opts.MeterProvider
+	if mp == nil {
+		return
+	}
+	h, herr := mp.Meter(traceScope, metric.WithSchemaURL(semconv.SchemaURL)).Float64Histogram("mcp.client.operation.duration",
+		metric.WithUnit("s"), metric.WithDescription("The duration of the MCP request as observed on the sender."),
+		metric.WithExplicitBucketBoundaries(0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 30, 60, 120, 300))
+	if herr != nil {
+		s.m.log.Warn("mcp: no call duration metric", "err", herr)
+		return
+	}
+	attrs := s.callAttrs(remote, nil)
+	if et := callErrorType(res, err); et != "" {
+		attrs = append(attrs, semconv.ErrorTypeKey.String(et))
+	}
+	h.Record(ctx, d.Seconds(), metric.WithAttributes(attrs...))
 }
 
 // serverAttrs are server.address and server.port of an endpoint.
@@ -68,30 +99,43 @@ func serverAttrs(u *url.URL) []attribute.KeyValue {
 	return kv
 }
 
-// endCallSpan ends a tools/call span with its outcome: a JSON-RPC error's
-// code, "tool_error" for a result the tool marked as an error, the Go
-// error's type otherwise.
+// endCallSpan ends a tools/call span with its outcome (callErrorType).
 func endCallSpan(span trace.Span, res *tool.Result, err error) {
 	if span == nil {
 		return
 	}
 	defer span.End()
+	et := callErrorType(res, err)
+	if et == "" {
+		return
+	}
+	span.SetAttributes(semconv.ErrorTypeKey.String(et))
+	var werr *jsonrpc.Error
+	if errors.As(err, &werr) {
+		span.SetAttributes(semconv.RPCResponseStatusCodeKey.String(et))
+		span.SetStatus(codes.Error, werr.Message)
+		return
+	}
+	span.SetStatus(codes.Error, et)
+}
+
+// callErrorType is a call's error.type: a JSON-RPC error's code,
+// "tool_error" for a result the tool marked as an error, a kind of Go
+// error; "" for a success.
+func callErrorType(res *tool.Result, err error) string {
 	var werr *jsonrpc.Error
 	switch {
 	case errors.As(err, &werr):
-		code := strconv.FormatInt(werr.Code, 10)
-		span.SetAttributes(semconv.RPCResponseStatusCodeKey.String(code), semconv.ErrorTypeKey.String(code))
-		span.SetStatus(codes.Error, werr.Message)
+		return strconv.FormatInt(werr.Code, 10)
 	case err != nil:
-		span.SetAttributes(semconv.ErrorTypeKey.String(errorType(err)))
-		span.SetStatus(codes.Error, "the call failed")
+		return goErrorType(err)
 	case res != nil && res.IsError:
-		span.SetAttributes(semconv.ErrorTypeKey.String("tool_error"))
-		span.SetStatus(codes.Error, "tool_error")
+		return "tool_error"
 	}
+	return ""
 }
 
-func errorType(err error) string {
+func goErrorType(err error) string {
 	switch {
 	case errors.Is(err, context.DeadlineExceeded):
 		return "timeout"

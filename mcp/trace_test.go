@@ -10,6 +10,8 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.opentelemetry.io/otel/propagation"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
@@ -56,15 +58,18 @@ func traceparent(sc trace.SpanContext) string {
 }
 
 // A tools/call under a span is a client span of the MCP conventions, a
-// child of that span, and its trace context reaches the server in _meta
-// and, over HTTP, in the traceparent header.
+// child of that span, with its duration in mcp.client.operation.duration,
+// and its trace context reaches the server in _meta and, over HTTP, in
+// the traceparent header.
 func TestCallSpansAndTraceContext(t *testing.T) {
 	seen := &traceSeen{}
 	web := httptest.NewServer(seen.handler(seen.server()))
 	t.Cleanup(web.Close)
 	spans := tracetest.NewInMemoryExporter()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(spans))
-	m := newManager(t, &mcp.Options{TracerProvider: tp, Servers: []mcp.ServerConfig{{Name: "web", URL: web.URL}}})
+	reader := sdkmetric.NewManualReader()
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
+	m := newManager(t, &mcp.Options{TracerProvider: tp, MeterProvider: mp, Servers: []mcp.ServerConfig{{Name: "web", URL: web.URL}}})
 	ctx, parent := tp.Tracer("test").Start(context.Background(), "execute_tool mcp_web_echo")
 	if _, err := m.Call(ctx, "web", "echo", []byte(`{"message":"hi"}`)); err != nil {
 		t.Fatal(err)
@@ -94,6 +99,26 @@ func TestCallSpansAndTraceContext(t *testing.T) {
 	}
 	if got["mcp.session.id"] == "" || got["mcp.protocol.version"] == "" {
 		t.Errorf("no session id or protocol version: %v", got)
+	}
+	var rm metricdata.ResourceMetrics
+	if err := reader.Collect(context.Background(), &rm); err != nil {
+		t.Fatal(err)
+	}
+	var calls uint64
+	for _, sm := range rm.ScopeMetrics {
+		for _, mt := range sm.Metrics {
+			if h, ok := mt.Data.(metricdata.Histogram[float64]); ok && mt.Name == "mcp.client.operation.duration" && mt.Unit == "s" {
+				for _, p := range h.DataPoints {
+					calls += p.Count
+					if _, ok := p.Attributes.Value("mcp.session.id"); ok {
+						t.Error("the duration metric is split by session id")
+					}
+				}
+			}
+		}
+	}
+	if calls != 1 {
+		t.Errorf("mcp.client.operation.duration records = %d, want 1", calls)
 	}
 	want := traceparent(call.SpanContext)
 	seen.mu.Lock()
