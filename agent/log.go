@@ -28,9 +28,9 @@ type logWriter struct {
 	seq     int64
 	pending []session.Event
 	hist    *history
-	turns   int    // turns in the session so far, for turn ids
-	lastKey string // the key of the last request header written
-	durable bool   // leave a turn a crash left open for Resume
+	turns   int      // turns in the session so far, for turn ids
+	lastKey string   // the key of the last request header written
+	durable bool     // leave a turn a crash left open for Resume
 	tail    openTurn // the main agent's open turn
 }
 
