@@ -59,7 +59,7 @@ func (b *batch) log(s *callState) {
 func (b *batch) restore(s *callState, p *resumePlan) bool {
 	r := b.r
 	id := s.call.ID
-	if p.answered[id] {
+	if p.results[id] != nil {
 		s.settled, s.logged = true, true
 		r.a.mu.Lock()
 		r.ctl.settled[id] = true
