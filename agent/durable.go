@@ -125,10 +125,10 @@ type suspension struct {
 }
 
 func (c *control) suspendLocked(grace time.Duration) {
-	if c.suspend != nil || c.cancelled {
+	if c.suspend.Load() != nil || c.cancelled {
 		return
 	}
-	c.suspend = &suspension{at: time.Now(), grace: grace}
+	c.suspend.Store(&suspension{at: time.Now(), grace: grace})
 	c.kickLocked()
 }
 

@@ -282,7 +282,13 @@ func (r *runState) pin() {
 // recorded, then the turn.suspend, durably; the turn stays open.
 func (r *runState) suspended(e turnEnd) (*Result, error) {
 	if r.fatal == nil {
-		r.steer(r.endQueues())
+		if steers := r.endQueues(); len(e.open) == 0 {
+			r.steer(steers)
+		} else if len(steers) > 0 {
+			r.a.mu.Lock()
+			r.a.carry(r, nil, steers) // they belong after the open calls' results
+			r.a.mu.Unlock()
+		}
 		r.emit(&session.TurnSuspend{Step: r.step, Pending: e.open, Reason: "suspended by the host"})
 		if r.flush() {
 			if err := r.w.sync(r.wctx); err != nil {
