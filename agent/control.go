@@ -31,8 +31,8 @@ type control struct {
 	lateInjects []queued // sent while the turn ended: recorded after it
 	running     map[llm.CallID]*callState
 	settled     map[llm.CallID]bool
-	parked      map[llm.CallID]string // cancels of calls not started yet
-	kick        chan struct{}         // wakes a batch waiting for its calls
+	parked      map[llm.CallID]string      // cancels of calls not started yet
+	kick        chan struct{}              // wakes a batch waiting for its calls
 	suspend     atomic.Pointer[suspension] // set by Suspend
 }
 

@@ -84,22 +84,7 @@ func TestDurable_CrashMidToolResumes(t *testing.T) {
 		t.Skip("starts a child process")
 	}
 	dir := t.TempDir()
-	cmd := exec.Command(os.Args[0], "-test.run=^TestDurable_CrashHelperProcess$", "-test.count=1")
-	cmd.Env = append(os.Environ(), crashDirEnv+"="+dir)
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	started := func(name string) bool { _, err := os.Stat(filepath.Join(dir, name)); return err == nil }
-	if !testwait.For(20*time.Second, func() bool { return started("look") && started("touch") }) {
-		cmd.Process.Kill()
-		cmd.Wait()
-		t.Fatal("the child's tools never started")
-	}
-	if err := cmd.Process.Kill(); err != nil {
-		t.Fatal(err)
-	}
-	cmd.Wait()
-
+	killMidTools(t, dir)
 	st, err := sqlite.Open(filepath.Join(dir, "sessions.db"), nil)
 	if err != nil {
 		t.Fatal(err)
@@ -161,6 +146,27 @@ func TestDurable_CrashMidToolResumes(t *testing.T) {
 			t.Errorf("the request after the resume lacks %q:\n%v", s, requestTexts(req))
 		}
 	}
+}
+
+// killMidTools starts the child of the crash test in dir and kills it
+// with SIGKILL once both its tools run.
+func killMidTools(t *testing.T, dir string) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^TestDurable_CrashHelperProcess$", "-test.count=1")
+	cmd.Env = append(os.Environ(), crashDirEnv+"="+dir)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	started := func(name string) bool { _, err := os.Stat(filepath.Join(dir, name)); return err == nil }
+	if !testwait.For(20*time.Second, func() bool { return started("look") && started("touch") }) {
+		cmd.Process.Kill()
+		cmd.Wait()
+		t.Fatal("the child's tools never started")
+	}
+	if err := cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	cmd.Wait()
 }
 
 func diffEvent(a, b session.Event) string {
