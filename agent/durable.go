@@ -116,7 +116,7 @@ func (a *Agent) Suspend(grace time.Duration) error {
 		return ErrIdle
 	}
 	if grace <= 0 {
-		grace = a.grace
+		grace = a.calls.grace
 	}
 	a.ctl.suspendLocked(grace)
 	return nil
