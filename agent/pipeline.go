@@ -43,6 +43,7 @@ type toolRun interface {
 	entry(name string) *toolEntry
 	progress(id llm.CallID) func(tool.Progress)
 	stopEnd(hookName string, st *hook.Stop) *turnEnd
+	sync() error
 }
 
 // verdict is how the pipeline settled a call that will not run: its

@@ -375,5 +375,8 @@ func newPayload(typ string) Payload {
 	case TypeCompactionProgress:
 		return new(CompactionProgress)
 	}
-	return newSubagentPayload(typ)
+	if p := newSubagentPayload(typ); p != nil {
+		return p
+	}
+	return newDurablePayload(typ)
 }
