@@ -41,6 +41,7 @@ type fixtureOptions struct {
 	tools    []tool.Tool
 	markdown bool
 	wrap     func(llm.Model) llm.Model // wraps the scripted model
+	flush    time.Duration             // serve.Options.FlushInterval
 }
 
 func newFixture(t testing.TB, fo *fixtureOptions, entries ...llmtest.Entry) *fixture {
@@ -50,7 +51,7 @@ func newFixture(t testing.TB, fo *fixtureOptions, entries ...llmtest.Entry) *fix
 	}
 	f := &fixture{t: t, store: session.NewMemStore(), model: llmtest.NewModel(entries...), root: t.TempDir()}
 	opts := &serve.Options{
-		Store: f.store, Token: testToken, Root: f.root,
+		Store: f.store, Token: testToken, Root: f.root, FlushInterval: fo.flush,
 		NewAgent: func(ctx context.Context, req *serve.SessionRequest) (*serve.Handle, error) {
 			tools := fs.NewTools(&sandbox.Policy{Root: req.Cwd}, nil)
 			tools = append(tools, fo.tools...)

@@ -48,8 +48,7 @@ type live struct {
 	done    chan struct{} // closed when the turn in flight ends
 	last    int64         // last seq the turn in flight has written
 	pending []*pending    // calls waiting for approval, oldest first
-	subs    map[*sub]struct{}
-	feed    *feed // nil until a stream asks
+	feed    *feed         // nil until a stream asks
 }
 
 // pending is a call waiting for an answer through the API.
@@ -103,7 +102,7 @@ func (s *Server) entry(id session.ID) (*live, error) {
 	}
 	l := s.live[id]
 	if l == nil {
-		l = &live{s: s, id: id, subs: map[*sub]struct{}{}}
+		l = &live{s: s, id: id}
 		s.live[id] = l
 	}
 	return l, nil

@@ -63,6 +63,11 @@ type Options struct {
 	// WriteTimeout bounds each write to an event stream, so a client that
 	// stopped reading is dropped; zero means 30s.
 	WriteTimeout time.Duration
+	// FlushInterval is the least time between two writes to an event
+	// stream: the events that arrive in between go out together in the
+	// next write, so many clients cost the run little however fast it
+	// writes. Zero means 25ms; negative writes each event as it comes.
+	FlushInterval time.Duration
 	// Logger receives diagnostics; nil discards them.
 	Logger *slog.Logger
 }
@@ -156,6 +161,9 @@ func New(opts *Options) (*Server, error) {
 	}
 	if s.opts.WriteTimeout <= 0 {
 		s.opts.WriteTimeout = 30 * time.Second
+	}
+	if s.opts.FlushInterval == 0 {
+		s.opts.FlushInterval = 25 * time.Millisecond
 	}
 	s.ctx, s.stop = context.WithCancel(context.Background())
 	s.mux = http.NewServeMux()
