@@ -28,9 +28,13 @@ func (l *live) publish(b []byte) {
 // subscribe joins a client that has the events up to sent to the
 // session's stream. intro holds the calls already waiting for approval,
 // to send once the client has the events up to introAt.
+// f is nil when l was evicted meanwhile: take a new entry.
 func (l *live) subscribe(sent int64) (f *feed, c *feedCursor, intro [][]byte, introAt int64) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if l.evicted {
+		return nil, nil, nil, 0
+	}
 	for _, p := range l.pending {
 		if b, err := json.Marshal(approvalEvent(l.id, p)); err == nil {
 			intro = append(intro, dataFrame(b))
@@ -121,13 +125,24 @@ func (s *Server) streamSSE(w http.ResponseWriter, r *http.Request, id session.ID
 	defer cancel()
 	stop := context.AfterFunc(s.ctx, cancel)
 	defer stop()
-	l, err := s.entry(id)
-	if err != nil {
-		writeError(w, http.StatusServiceUnavailable, "shutting_down", "the server is shutting down; reconnect to its next start")
-		return
+	var l *live
+	var fd *feed
+	var cur *feedCursor
+	var intro [][]byte
+	var introAt int64
+	for fd == nil {
+		var err error
+		if l, err = s.entry(id); err != nil {
+			writeError(w, http.StatusServiceUnavailable, "shutting_down", "the server is shutting down; reconnect to its next start")
+			return
+		}
+		fd, cur, intro, introAt = l.subscribe(after)
 	}
-	fd, cur, intro, introAt := l.subscribe(after)
-	defer fd.leave()
+	defer func() {
+		if fd.leave() {
+			l.idle()
+		}
+	}()
 
 	sw := s.startSSE(w, id)
 	tick := time.NewTicker(s.opts.Heartbeat)

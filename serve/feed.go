@@ -226,13 +226,15 @@ func (f *feed) join(sent int64) *feedCursor {
 	return &feedCursor{pos: f.base + len(f.frames), sent: sent}
 }
 
-// leave ends a client's part; idle reports whether a feed has none.
-func (f *feed) leave() {
+// leave ends a client's part and reports whether it was the last.
+func (f *feed) leave() bool {
 	f.mu.Lock()
+	defer f.mu.Unlock()
 	f.clients--
-	f.mu.Unlock()
+	return f.clients == 0
 }
 
+// idle reports whether the feed has no clients.
 func (f *feed) idle() bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
