@@ -15,6 +15,7 @@ class View {
     this.t.dataset.lastSeq = '0';
     this.t.dataset.events = '0';
     this.cards = new Map();
+    this.children = new Map(); // subagent cards by spawn call
     this.live = null; // the streaming block of the current response
     this.running = false;
     this.step = 0; // the step in progress
@@ -28,6 +29,7 @@ class View {
 
   close() {
     this.stream.close();
+    for (const c of this.children.values()) c.close();
     clearTimeout(this.summaryTimer);
   }
 
@@ -94,6 +96,12 @@ class View {
         break;
       case 'compaction':
         this.add(el('div', 'sep', 'earlier conversation compacted'));
+        break;
+      case 'subagent.queued':
+      case 'subagent.start':
+      case 'subagent.end':
+      case 'subagent.handoff':
+        subagentEvent(this, ev.type, d);
         break;
       case 'prompt.blocked':
         this.add(el('div', 'sep end blocked', 'prompt blocked: ' + d.reason));
@@ -266,30 +274,14 @@ async function refreshSessions() {
   } catch (e) {
     return;
   }
-  const ul = $('sessions');
-  ul.replaceChildren();
-  for (const s of list.sessions) {
-    const li = el('li', s.id === (view && view.id) ? 'current' : '');
-    const a = el('a', '', s.title || '(untitled)');
-    a.href = '#/s/' + s.id;
-    li.appendChild(a);
-    const meta = el('div', 'meta', new Date(s.updated).toLocaleString() + (s.running ? ' · running' : '') + (s.waiting ? ' · waiting' : ''));
-    li.appendChild(meta);
-    ul.appendChild(li);
-  }
+  const nav = $('sessions');
+  nav.replaceChildren(...sessionTree(list.sessions, view && view.id).childNodes);
   if (view) {
-    const kids = list.sessions.filter((s) => s.parent === view.id);
-    const box = $('children');
-    box.replaceChildren();
-    box.hidden = kids.length === 0;
-    if (kids.length) box.appendChild(el('span', '', 'children: '));
-    for (const k of kids) {
-      const a = el('a', '', k.title || k.id);
-      a.href = '#/s/' + k.id;
-      box.appendChild(a);
-    }
     const me = list.sessions.find((s) => s.id === view.id);
-    if (me) $('title').textContent = me.title || me.id;
+    if (me) {
+      $('title').textContent = me.title || me.id;
+      kinLinks($('children'), me, list.sessions);
+    }
   }
 }
 
