@@ -62,11 +62,6 @@ func TestShellRunsInEditorTerminal(t *testing.T) {
 // An editor that serves files shows the model its unsaved buffer on a
 // read, and rein's writes and edits go through it.
 func TestFilesThroughTheEditor(t *testing.T) {
-	dir := t.TempDir()
-	a := filepath.Join(dir, "a.txt")
-	if err := os.WriteFile(a, []byte("on disk\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
 	m := llmtest.NewModel(
 		llmtest.CallTool("c1", "read", `{"path":"a.txt"}`),
 		llmtest.CallTool("c2", "write", `{"path":"a.txt","content":"new\n"}`),
@@ -74,15 +69,10 @@ func TestFilesThroughTheEditor(t *testing.T) {
 		llmtest.CallTool("c4", "write", `{"path":"sub/b.txt","content":"b\n"}`),
 		llmtest.Reply("Done."),
 	)
-	h := start(t, m, session.NewMemStore(), dir, acp.OptionAllowOnce, acp.OptionAllowOnce, acp.OptionAllowOnce)
-	h.caps = sdk.ClientCapabilities{Fs: sdk.FileSystemCapabilities{ReadTextFile: true, WriteTextFile: true}}
-	h.client.ServeFiles()
+	h, a := filesEditor(t, m, acp.OptionAllowOnce, acp.OptionAllowOnce, acp.OptionAllowOnce)
+	dir := filepath.Dir(a)
 	h.client.SetBuffer(a, "unsaved\n")
-	ctx := ctxT(t)
-	id := h.newSession(ctx)
-	if got := h.prompt(ctx, id, "rewrite a.txt"); got != sdk.StopReasonEndTurn {
-		t.Errorf("stop reason = %q", got)
-	}
+	h.turn("rewrite a.txt")
 	var fsLines []string
 	for _, line := range h.client.Trace() {
 		if strings.HasPrefix(line, "fs ") {
@@ -112,26 +102,16 @@ func TestFilesThroughTheEditor(t *testing.T) {
 // Writes and edits go through the editor only: when it refuses one, the
 // model is told why and the file on disk is as it was.
 func TestEditorRefusesWrite(t *testing.T) {
-	dir := t.TempDir()
-	a := filepath.Join(dir, "a.txt")
-	if err := os.WriteFile(a, []byte("on disk\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
 	m := llmtest.NewModel(
 		llmtest.CallTool("c1", "read", `{"path":"a.txt"}`),
 		llmtest.CallTool("c2", "edit", `{"path":"a.txt","old_string":"on disk","new_string":"changed"}`),
 		llmtest.CallTool("c3", "write", `{"path":"fresh.txt","content":"x"}`),
 		llmtest.Reply("The editor refused."),
 	)
-	h := start(t, m, session.NewMemStore(), dir, acp.OptionAllowOnce, acp.OptionAllowOnce)
-	h.caps = sdk.ClientCapabilities{Fs: sdk.FileSystemCapabilities{ReadTextFile: true, WriteTextFile: true}}
-	h.client.ServeFiles()
+	h, a := filesEditor(t, m, acp.OptionAllowOnce, acp.OptionAllowOnce)
+	dir := filepath.Dir(a)
 	h.client.RefuseWrites("the buffer is read-only")
-	ctx := ctxT(t)
-	id := h.newSession(ctx)
-	if got := h.prompt(ctx, id, "change a.txt"); got != sdk.StopReasonEndTurn {
-		t.Errorf("stop reason = %q", got)
-	}
+	h.turn("change a.txt")
 	reqs := m.Requests()
 	if len(reqs) != 4 {
 		t.Fatalf("%d model requests, want 4", len(reqs))
@@ -146,6 +126,29 @@ func TestEditorRefusesWrite(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "fresh.txt")); !os.IsNotExist(err) {
 		t.Errorf("fresh.txt after a refused write: %v; want it absent", err)
+	}
+}
+
+// filesEditor connects an editor that serves files to a workspace that
+// holds a.txt, whose path it returns.
+func filesEditor(t *testing.T, m llm.Model, answers ...string) (*harness, string) {
+	dir := t.TempDir()
+	a := filepath.Join(dir, "a.txt")
+	if err := os.WriteFile(a, []byte("on disk\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	h := start(t, m, session.NewMemStore(), dir, answers...)
+	h.caps = sdk.ClientCapabilities{Fs: sdk.FileSystemCapabilities{ReadTextFile: true, WriteTextFile: true}}
+	h.client.ServeFiles()
+	return h, a
+}
+
+// turn opens a session and runs one prompt to the end of its turn.
+func (h *harness) turn(prompt string) {
+	h.t.Helper()
+	ctx := ctxT(h.t)
+	if got := h.prompt(ctx, h.newSession(ctx), prompt); got != sdk.StopReasonEndTurn {
+		h.t.Errorf("stop reason = %q", got)
 	}
 }
 
