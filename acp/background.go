@@ -17,8 +17,9 @@ import (
 // terminals: the shell tool's run_in_background when the editor offers
 // terminals. The task tools (task_output, task_wait, task_kill) reach
 // them by their ids, e1, e2, …; ids of rein's own background tasks go to
-// rein's shell. They run until they end, are killed, or the session
-// closes, which kills and releases their terminals.
+// rein's shell. They run until they end or are killed; session/close
+// kills and releases their terminals, and an editor that disconnects
+// keeps them.
 type editorTasks struct {
 	srv *Server
 	l   *live

@@ -136,7 +136,9 @@ func (l *live) setHandle(h *Handle) {
 func (l *live) model() string { return l.handle().Model }
 
 // closeTasks ends the session's background commands in editor terminals,
-// waiting a little at most for an editor that stopped answering.
+// waiting a little at most for an editor that stopped answering. It is for
+// session/close: an editor that disconnects keeps its terminals, and rein
+// writes it nothing more.
 func (l *live) closeTasks() {
 	ctx, cancel := context.WithTimeout(context.Background(), answerWait)
 	defer cancel()
@@ -241,7 +243,6 @@ func (s *Server) shutdown(out *lockedWriter) error {
 	var errs []error
 	for _, l := range all {
 		errs = append(errs, l.handle().close())
-		l.closeTasks()
 	}
 	return errors.Join(errs...)
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -30,7 +31,7 @@ func acpEditorModel() *llmtest.Model {
 
 // An editor that offers its file system and terminals gets rein's edits
 // through fs/write_text_file and runs the shell's background commands in
-// its terminals, which rein releases when the editor closes.
+// its terminals, which rein releases when the editor closes the session.
 func TestACPEditorFilesAndTerminals(t *testing.T) {
 	e := newEnv(t)
 	a := filepath.Join(e.work, "a.txt")
@@ -56,6 +57,9 @@ func TestACPEditorFilesAndTerminals(t *testing.T) {
 	if got := p.prompt(ctx, t, ns.SessionId, "edit a.txt and run it"); got != sdk.StopReasonEndTurn {
 		t.Errorf("stop reason = %q, want end_turn", got)
 	}
+	if _, err := p.conn.CloseSession(ctx, sdk.CloseSessionRequest{SessionId: ns.SessionId}); err != nil {
+		t.Fatalf("session/close: %v", err)
+	}
 	p.stop(t)
 
 	var requests []string
@@ -65,6 +69,36 @@ func TestACPEditorFilesAndTerminals(t *testing.T) {
 			requests = append(requests, line)
 		}
 	}
+	buf, _ := p.client.Buffer(a)
+	checkEditorScenario(t, e, m, requests, buf)
+}
+
+// The same scenario, played by the protocol's TypeScript client library.
+func TestACPTypeScriptEditorFilesAndTerminals(t *testing.T) {
+	e := newEnv(t)
+	if err := os.WriteFile(filepath.Join(e.work, "a.txt"), []byte("old\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	m := acpEditorModel()
+	out := nodeEditor(t, e, llmtest.NewServer(t, m), "editor")
+	var got struct {
+		Requests, Stops []string
+		Buffer          string
+	}
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatalf("client output %q: %v", out, err)
+	}
+	if diff := cmp.Diff([]string{"end_turn"}, got.Stops); diff != "" {
+		t.Errorf("stop reasons (-want +got):\n%s", diff)
+	}
+	checkEditorScenario(t, e, m, got.Requests, got.Buffer)
+}
+
+// checkEditorScenario checks what the editor of the scenario was asked
+// for, the file and the buffer it ends with, and what the model was told.
+func checkEditorScenario(t *testing.T, e *env, m *llmtest.Model, requests []string, buf string) {
+	t.Helper()
+	a := filepath.Join(e.work, "a.txt")
 	want := []string{"fs read " + a, "fs write " + a, "terminal bash -c echo from the background", "terminal term1 released"}
 	if diff := cmp.Diff(want, requests); diff != "" {
 		t.Errorf("editor requests (-want +got):\n%s", diff)
@@ -72,7 +106,7 @@ func TestACPEditorFilesAndTerminals(t *testing.T) {
 	if b, _ := os.ReadFile(a); string(b) != "new\n" {
 		t.Errorf("a.txt = %q, want the edit the editor wrote", b)
 	}
-	if buf, _ := p.client.Buffer(a); buf != "new\n" {
+	if buf != "new\n" {
 		t.Errorf("the editor's buffer = %q, want the edit", buf)
 	}
 	reqs := m.Requests()
