@@ -189,6 +189,10 @@ func (s *Server) startSSE(w http.ResponseWriter, id session.ID) *sseWriter {
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-store")
 	h.Set("X-Accel-Buffering", "no")
+	// Over HTTP/1.1, no chunked encoding: the stream ends when the
+	// connection does, as the SSE recommendation suggests, and each
+	// flush is one write to the socket rather than a chunk's three.
+	h.Set("Transfer-Encoding", "identity")
 	w.WriteHeader(http.StatusOK)
 	sw := &sseWriter{w: bufio.NewWriterSize(w, 32<<10), rc: http.NewResponseController(w), timeout: s.opts.WriteTimeout}
 	sw.comment("rein " + string(id))
