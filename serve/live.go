@@ -119,7 +119,7 @@ func (l *live) idle() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.idleGen++
-	if d <= 0 || l.running || l.gone {
+	if d <= 0 || l.running || l.gone || l.evicted {
 		return
 	}
 	gen := l.idleGen
@@ -223,6 +223,9 @@ func (l *live) shut() error {
 	a, h, f := l.agent, l.handle, l.feed
 	l.gone = true
 	l.agent, l.handle, l.feed = nil, nil, nil
+	if l.idleTimer != nil {
+		l.idleTimer.Stop()
+	}
 	l.mu.Unlock()
 	if f != nil {
 		f.close()
