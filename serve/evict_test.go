@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/reinhq/rein/agent"
+	"github.com/reinhq/rein/internal/testwait"
 	"github.com/reinhq/rein/llm"
 	"github.com/reinhq/rein/llm/llmtest"
 	"github.com/reinhq/rein/serve"
@@ -113,4 +114,46 @@ func TestIdleAgentsAreEvicted(t *testing.T) {
 			t.Errorf("%d completed turns in the log, want 2", ends)
 		}
 	})
+}
+
+// TestEvictionKeepsStreams: a stream open on a session whose agent was
+// evicted goes on, and carries the next turn of the agent built again,
+// with no event lost or repeated.
+func TestEvictionKeepsStreams(t *testing.T) {
+	var closed atomic.Int32
+	f := newFixture(t, &fixtureOptions{idle: 20 * time.Millisecond, closed: &closed}, llmtest.Reply("one"), llmtest.Reply("two"))
+	id := f.create("")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	s := f.openSSE(ctx, id, "")
+	defer s.Close()
+	turnEnd := func(e wireEvent) bool { return e.Type == session.TypeTurnEnd }
+	turns := "/v1/sessions/" + string(id) + "/turns"
+	f.want(http.StatusAccepted, "POST", turns, `{"prompt":"first"}`, nil)
+	first, err := s.read(turnEnd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !testwait.For(10*time.Second, func() bool { return closed.Load() == 1 }) {
+		t.Fatal("the idle agent was not closed")
+	}
+	f.want(http.StatusAccepted, "POST", turns, `{"prompt":"second"}`, nil)
+	second, err := s.read(turnEnd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var seqs []int64
+	for _, e := range append(first, second...) {
+		if e.Seq > 0 {
+			seqs = append(seqs, e.Seq)
+		}
+	}
+	for i, seq := range seqs {
+		if seq != int64(i+1) {
+			t.Fatalf("the stream's seqs %v: lost or repeated at %d", seqs, i)
+		}
+	}
+	if want := f.events(id); int64(len(want)) != seqs[len(seqs)-1] {
+		t.Errorf("the stream saw up to seq %d of %d events", seqs[len(seqs)-1], len(want))
+	}
 }
