@@ -303,8 +303,10 @@ func TestBrowserSteerAndCancel(t *testing.T) {
 // parent; its link opens its own view, which links back to the parent.
 func TestBrowserSubagents(t *testing.T) {
 	ctx := newBrowser(t)
-	f := newFixture(t, &fixtureOptions{tools: []tool.Tool{agent.SpawnTool(nil)}},
+	b := newBlocker()
+	f := newFixture(t, &fixtureOptions{tools: []tool.Tool{agent.SpawnTool(nil), b.tool()}},
 		llmtest.CallTool("s1", agent.SpawnToolName, `{"task":"Count the files in the workspace.","label":"counter"}`),
+		llmtest.CallTool("w1", "wait", `{}`).WithUsage(llm.Usage{Input: 200, Output: 6}),
 		llmtest.Reply("There are **3** files.").WithUsage(llm.Usage{Input: 300, Output: 12}),
 		llmtest.Reply("The counter found 3 files."),
 	)
@@ -319,8 +321,18 @@ func TestBrowserSubagents(t *testing.T) {
 		poll(`document.getElementById('conn').textContent === 'live'`),
 		chromedp.SendKeys(css(`#input`), "How many files?"),
 		chromedp.Click(css(`#send`)),
+		chromedp.WaitVisible(css(child+`[data-status="running"]`)),
+	)
+	<-b.started
+	br.do("follow the running child's activity live",
+		chromedp.Click(css(child+` .activity summary`)),
+		poll(`[...document.querySelectorAll('`+child+` .lines .line')].map(e => e.textContent).join('|') === 'task: Count the files in the workspace.|→ wait'`),
+	)
+	close(b.release)
+	br.do("see the child end, and its activity with it",
 		chromedp.WaitVisible(css(child+`[data-status="completed"]`)),
 		chromedp.WaitVisible(css(`.sep.end.completed`)),
+		poll(`[...document.querySelectorAll('`+child+` .lines .line')].map(e => e.textContent).join('|') === 'task: Count the files in the workspace.|→ wait|✓ wait|There are **3** files.|ended completed'`),
 	)
 	if got := br.text(child + ` .name`); got != "counter" {
 		t.Errorf("subagent shown as %q, want its label counter", got)
@@ -328,7 +340,7 @@ func TestBrowserSubagents(t *testing.T) {
 	if got := br.text(child + ` .answer`); !strings.Contains(got, "There are 3 files.") {
 		t.Errorf("subagent answer %q, want the child's answer", got)
 	}
-	if got := br.text(child + ` .numbers`); !strings.Contains(got, "1 steps · 300 in · 12 out") {
+	if got := br.text(child + ` .numbers`); !strings.Contains(got, "2 steps · 500 in · 18 out") {
 		t.Errorf("subagent numbers %q, want its step and tokens", got)
 	}
 	f.waitIdle(id)
@@ -344,10 +356,6 @@ func TestBrowserSubagents(t *testing.T) {
 	if got, _ := chromedp.Run(ctx, chromedp.AttributeValue(css(child), "data-child")); got.Value != string(kid) {
 		t.Errorf("the card links child %q, want %q", got.Value, kid)
 	}
-	br.do("open the child's activity and see it stream in",
-		chromedp.Click(css(child+` .activity summary`)),
-		poll(`[...document.querySelectorAll('`+child+` .lines .line')].map(e => e.textContent).join('|') === 'task: Count the files in the workspace.|There are **3** files.|ended completed'`),
-	)
 	br.do("see the child nested under its parent in the sessions list",
 		poll(`!!document.querySelector('#sessions li[data-session="`+string(id)+`"] ul.kids li[data-session="`+string(kid)+`"]')`),
 	)

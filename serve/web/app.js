@@ -16,6 +16,8 @@ class View {
     this.t.dataset.events = '0';
     this.cards = new Map();
     this.children = new Map(); // subagent cards by spawn call
+    this.kids = new Map(); // the same by child session
+    this.kidsTimer = 0; // polls the sessions list while a spawn runs
     this.live = null; // the streaming block of the current response
     this.running = false;
     this.step = 0; // the step in progress
@@ -29,8 +31,9 @@ class View {
 
   close() {
     this.stream.close();
-    for (const c of this.children.values()) c.close();
+    for (const c of this.kids.values()) c.close();
     clearTimeout(this.summaryTimer);
+    clearInterval(this.kidsTimer);
   }
 
   add(node) {
@@ -87,6 +90,7 @@ class View {
         break;
       case 'tool.call':
         this.card({ id: d.call_id, name: d.name, args: d.args }).setStatus('running');
+        this.watchKids();
         break;
       case 'tool.result':
         this.card({ id: d.call_id, name: d.name || '?', args: null }).result(d);
@@ -107,6 +111,19 @@ class View {
         this.add(el('div', 'sep end blocked', 'prompt blocked: ' + d.reason));
         break;
     }
+  }
+
+  // watchKids looks for new children every second while a spawn runs.
+  watchKids() {
+    const spawning = () => [...this.cards.values()].some((c) => c.spawn && c.root.dataset.status === 'running');
+    if (this.kidsTimer || !spawning()) return;
+    this.kidsTimer = setInterval(() => {
+      if (!spawning()) {
+        clearInterval(this.kidsTimer);
+        this.kidsTimer = 0;
+      }
+      refreshSessions();
+    }, 1000);
   }
 
   message(cls, who, text) {
@@ -281,6 +298,7 @@ async function refreshSessions() {
     if (me) {
       $('title').textContent = me.title || me.id;
       kinLinks($('children'), me, list.sessions);
+      adoptChildren(view, list.sessions);
     }
   }
 }

@@ -50,7 +50,8 @@ class ChildCard {
   started(d) {
     this.child = d.child_session;
     this.root.dataset.child = d.child_session;
-    this.name.textContent = (d.name || 'subagent') + (d.fork ? ' (fork)' : '') + (d.depth > 1 ? ' · depth ' + d.depth : '');
+    if (d.name || !this.named) this.name.textContent = (d.name || 'subagent') + (d.fork ? ' (fork)' : '') + (d.depth > 1 ? ' · depth ' + d.depth : '');
+    this.named = !!d.name;
     this.link.href = '#/s/' + d.child_session;
     this.link.hidden = false;
     this.activity.hidden = false;
@@ -134,19 +135,35 @@ class ChildCard {
 // subagentEvent shows a subagent.* event of view's session.
 function subagentEvent(view, type, d) {
   const key = d.call_id || d.child_session || d.name;
-  let c = view.children.get(key);
-  if (!c) {
-    c = new ChildCard(key, d);
+  let c = view.children.get(key) || (d.child_session && view.kids.get(d.child_session));
+  if (!c) c = new ChildCard(key, d);
+  if (view.children.get(key) !== c) {
     view.children.set(key, c);
     // Under the card of the call that spawned it, else in the transcript.
     const parent = d.call_id && view.cards.get(d.call_id);
     if (parent) parent.root.appendChild(c.root);
-    else view.add(c.root);
+    else if (!c.root.parentNode) view.add(c.root);
   }
+  if (d.child_session) view.kids.set(d.child_session, c);
   if (type === 'subagent.queued') c.queued(d);
   if (type === 'subagent.start') c.started(d);
   if (type === 'subagent.end') c.ended(d);
   if (type === 'subagent.handoff') c.handoff(d);
+}
+
+// adoptChildren shows the running children the sessions list has and the
+// log has not announced yet (a parent's log records a spawn with the rest
+// of its step): under the spawn call that runs, when only one does.
+function adoptChildren(view, sessions) {
+  const spawning = [...view.cards.values()].filter((c) => c.spawn && c.root.dataset.status === 'running');
+  for (const s of sessions) {
+    if (s.parent !== view.id || view.kids.has(s.id) || spawning.length === 0) continue;
+    const c = new ChildCard(s.id, {});
+    c.started({ child_session: s.id, name: 'subagent' });
+    view.kids.set(s.id, c);
+    if (spawning.length === 1) spawning[0].root.appendChild(c.root);
+    else view.add(c.root);
+  }
 }
 
 // ---- the sessions list, children nested under their parents ----
