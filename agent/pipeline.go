@@ -171,7 +171,7 @@ func (b *batch) approve(s *callState, spec *tool.Spec) (string, string) {
 		if asked {
 			reason = ask.Reason
 		}
-		return b.askApprover(s, spec, reason)
+		return b.askApprover(s, spec, reason, asked)
 	}
 	if dn, ok := d.(*hook.Deny); ok {
 		if dn.Reason == "" {
@@ -183,8 +183,9 @@ func (b *batch) approve(s *callState, spec *tool.Spec) (string, string) {
 }
 
 // askApprover asks the agent's approver about a call and records its
-// answer; with no approver, the call is denied.
-func (b *batch) askApprover(s *callState, spec *tool.Spec, reason string) (string, string) {
+// answer; with no approver, the call is denied. hookAsked says a handler
+// answered Ask, which the approver must put to someone.
+func (b *batch) askApprover(s *callState, spec *tool.Spec, reason string, hookAsked bool) (string, string) {
 	r := b.r
 	ap := r.a.opts.Approver
 	if ap == nil {
@@ -192,7 +193,7 @@ func (b *batch) askApprover(s *callState, spec *tool.Spec, reason string) (strin
 	}
 	subj := tool.SubjectOf(s.entry.t, s.args)
 	areq := &tool.ApprovalRequest{Session: string(r.sid), CallID: s.call.ID, Tool: s.call.Name, Args: s.args,
-		Annotations: spec.Annotations, Command: subj.Command, Path: subj.Path, Reason: reason}
+		Annotations: spec.Annotations, Command: subj.Command, Path: subj.Path, Reason: reason, HookAsked: hookAsked}
 	ans, err := ap.Approve(r.ctx, areq)
 	if err != nil {
 		return "the approver failed: " + err.Error(), CodeApprovalDenied

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -18,7 +17,6 @@ import (
 
 	"github.com/reinhq/rein/hook/command"
 	"github.com/reinhq/rein/session"
-	"github.com/reinhq/rein/tool"
 )
 
 func init() { extraCommands = append(extraCommands, (*app).hooksCommand) }
@@ -154,33 +152,6 @@ func (a *app) mcpServerNames(root string) []string {
 		names = append(names, s.Name)
 	}
 	return names
-}
-
-// hookAsks wraps the run's approver so that a call a PreToolUse hook
-// answered "ask" for always goes to the person (ask), whatever --approve
-// says: under auto it is asked, not allowed; with no one to ask it is
-// refused.
-func hookAsks(r *command.Runner, next, ask tool.Approver) tool.Approver {
-	return &hookAskApprover{r: r, next: next, ask: ask}
-}
-
-type hookAskApprover struct {
-	r         *command.Runner
-	next, ask tool.Approver
-}
-
-func (h *hookAskApprover) Approve(ctx context.Context, req *tool.ApprovalRequest) (tool.Approval, error) {
-	reason, asked := h.r.TakeAsk(req.CallID)
-	if !asked {
-		return h.next.Approve(ctx, req)
-	}
-	if h.ask == nil {
-		return tool.Approval{Verdict: tool.Deny, Reason: "a hook asks for approval (" + reason + ") and no one can be asked; run at a terminal with --approve ask"}, nil
-	}
-	ans, err := h.ask.Approve(ctx, req)
-	// A person's answer to a hook's question covers this call only.
-	ans.Always = false
-	return ans, err
 }
 
 // reportMu serialises reports: hooks of parallel tool calls end at once.

@@ -333,7 +333,6 @@ func (a *app) build(ctx context.Context, f *agentFlags, ask tool.Approver, inter
 	if s.commands != nil {
 		hooks = s.commands.Hooks()
 		notices = joinNotices(s.kit.notices, s.commands.Notices)
-		approver = hookAsks(s.commands, approver, ask)
 		if s.kit.shell != nil {
 			s.kit.shell.SourceEnv(s.commands.EnvFile(sid))
 		}
@@ -636,6 +635,9 @@ type ttyApprover struct {
 
 func (t *ttyApprover) Approve(ctx context.Context, req *tool.ApprovalRequest) (tool.Approval, error) {
 	tty, err := os.Open("/dev/tty")
+	if err != nil && req.HookAsked {
+		return tool.Approval{Verdict: tool.Deny, Reason: "a hook asks for approval (" + req.Reason + ") and no one can be asked; run at a terminal with --approve ask"}, nil
+	}
 	if err != nil {
 		return tool.Approval{Verdict: tool.Deny, Reason: "no terminal to ask on; use --approve auto or deny"}, nil
 	}
