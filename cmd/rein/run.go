@@ -100,6 +100,7 @@ type setup struct {
 	resumed  bool         // the session existed before
 	shared   bool         // store is the host's: not closed here
 	box      *shellBox    // where the shell's commands run; nil without a shell
+	team     *teamKit     // the workspace's memory files and skills
 	kids     childView    // shows the subagents' events
 	// stopTelemetry flushes exported spans; nil when OTEL_* asks for none.
 	stopTelemetry func() error
@@ -115,7 +116,11 @@ func (s *setup) mcpSets() []*tool.Set {
 
 // request is a RunRequest for prompt with the setup's run-level hooks.
 func (s *setup) request(prompt string) *agent.RunRequest {
-	return &agent.RunRequest{Prompt: prompt, Hooks: s.runHooks}
+	req := &agent.RunRequest{Prompt: prompt, Hooks: s.runHooks}
+	if s.agent != nil {
+		req.Parts, _ = s.team.parts(s.agent.Session(), prompt) // /NAME starts a skill
+	}
+	return req
 }
 
 // fire runs the hook commands of a session event, if any are configured.
@@ -262,7 +267,7 @@ func (a *app) build(ctx context.Context, f *agentFlags, ask tool.Approver, inter
 	if s.root, err = workspace(f.cwd); err != nil {
 		return nil, err
 	}
-	if s.system, err = systemPrompt(f.system, s.root); err != nil {
+	if s.system, err = systemPrompt(f.system); err != nil {
 		return nil, err
 	}
 	tools := f.tools
@@ -271,6 +276,9 @@ func (a *app) build(ctx context.Context, f *agentFlags, ask tool.Approver, inter
 	}
 	names, err := parseToolList(tools, a.cfg)
 	if err != nil {
+		return nil, err
+	}
+	if s.team, err = loadTeam(s.root, names); err != nil {
 		return nil, err
 	}
 	mode := f.approve
@@ -295,6 +303,7 @@ func (a *app) build(ctx context.Context, f *agentFlags, ask tool.Approver, inter
 	if err != nil {
 		return nil, err
 	}
+	approver = s.team.approver(approver, rules)
 	model, err := buildModel(t, providerClient(f.net))
 	if err != nil {
 		return nil, err
@@ -324,6 +333,7 @@ func (a *app) build(ctx context.Context, f *agentFlags, ask tool.Approver, inter
 	if f.editorTools != nil {
 		s.kit.tools = f.editorTools(s.kit.tools, s.kit.policy)
 	}
+	s.kit.tools = append(s.kit.tools, s.team.tools()...)
 	// Hook commands of the config file and the workspace's settings.
 	var hooks *hook.Set
 	notices := s.kit.notices
@@ -378,22 +388,24 @@ func (a *app) build(ctx context.Context, f *agentFlags, ask tool.Approver, inter
 	}
 	s.agent, err = agent.New(&agent.Options{
 		Model: model, Provider: t.provider.name, ModelName: t.model,
-		System: s.system,
-		Tools:  s.kit.tools,
+		System: s.system, SystemSections: s.team.sections(),
+		Tools: s.kit.tools,
 		// An MCP server's tools are read again at every step, so a
 		// tools/list_changed reaches the next request.
 		DynamicTools: s.mcpSets,
-		Records:      func() []session.Payload { return append(s.box.records(), s.mcpLog.drain()...) },
-		Store:        s.store,
-		Session:      sid,
-		Hooks:        hooks,
-		Approver:     approver,
-		DryRun:       f.dryRun,
-		Closers:      s.kit.closers,
+		Records: func() []session.Payload {
+			return append(append(s.box.records(), s.mcpLog.drain()...), s.team.records(sid)...)
+		},
+		Store:    s.store,
+		Session:  sid,
+		Hooks:    hooks,
+		Approver: approver,
+		DryRun:   f.dryRun,
+		Closers:  s.kit.closers,
 		// Spilled output stays inside the workspace, where the model's
 		// read tool can open the file it is pointed to.
 		SpillDir: filepath.Join(s.root, ".rein", "spill"),
-		Notices:  notices,
+		Notices:  joinNotices(notices, s.team.mem.Notices),
 		Limits:   agent.Limits{MaxSteps: maxSteps, MaxCost: f.maxCost},
 		Cost:     catalogCost,
 		// Compact automatically near the context window, and let providers
@@ -476,7 +488,7 @@ func (a *app) showContext(cmd *cobra.Command, f *agentFlags) error {
 	if err != nil {
 		return err
 	}
-	sys, err := systemPrompt(f.system, root)
+	sys, err := systemPrompt(f.system)
 	if err != nil {
 		return err
 	}
@@ -491,22 +503,23 @@ func (a *app) showContext(cmd *cobra.Command, f *agentFlags) error {
 	for _, c := range kit.closers {
 		defer c.Close()
 	}
+	team, err := loadTeam(root, names)
+	if err != nil {
+		return err
+	}
 	w := cmd.OutOrStdout()
 	fmt.Fprintln(w, "# System prompt")
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, sys)
+	for _, sec := range team.sections() {
+		fmt.Fprintln(w)
+		fmt.Fprintln(w, sec.Text)
+	}
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "# Context files")
-	files := contextFiles(root)
-	if len(files) == 0 {
-		fmt.Fprintln(w, "(none: add AGENTS.md or CLAUDE.md to the workspace or a parent up to the repository root)")
-	}
-	for _, p := range files {
-		fmt.Fprintln(w, p)
-	}
+	showMemory(w, team.mem)
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "# Tools")
-	for _, t := range kit.tools {
+	for _, t := range append(kit.tools, team.tools()...) {
 		sp := t.Spec()
 		desc, _, _ := strings.Cut(sp.Description, "\n")
 		fmt.Fprintf(w, "%-12s %s\n", sp.Name, desc)
