@@ -517,6 +517,9 @@ func (a *app) showContext(cmd *cobra.Command, f *agentFlags) error {
 	}
 	fmt.Fprintln(w)
 	showMemory(w, team.mem)
+	if err := showBreakdown(cmd.Context(), w, sys, team, kit.tools); err != nil {
+		return err
+	}
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "# Tools")
 	for _, t := range append(kit.tools, team.tools()...) {

@@ -2,8 +2,10 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"iter"
 	"os"
 	"strings"
 
@@ -20,8 +22,8 @@ import (
 type teamKit struct {
 	mem    *skill.Memory
 	skills *skill.Library
-	act    *skill.Activator // nil when the run has no tools to offer skills with
-	tool   tool.Tool
+	act    *skill.Activator // nil without skills
+	tool   tool.Tool        // nil without tools or skills the model may start
 }
 
 // homeDir is the user's home directory, or "" when unknown.
@@ -48,16 +50,20 @@ func discoverSkills(root string) *skill.Library {
 	}))
 }
 
-// loadTeam reads the memory files and skills of root. The skill tool is
-// offered when the run has tools and a skill the model may activate.
+// loadTeam reads the memory files and skills of root. The skill tool
+// and the catalog are offered when the run has tools and a skill the
+// model may activate; a /NAME prompt starts any skill.
 func loadTeam(root string, toolNames []string) (*teamKit, error) {
 	mem, err := loadMemory(root)
 	if err != nil {
 		return nil, err
 	}
 	k := &teamKit{mem: mem, skills: discoverSkills(root)}
+	if len(k.skills.Skills()) == 0 {
+		return k, nil
+	}
+	k.act = skill.NewActivator(k.skills, nil)
 	if len(toolNames) > 0 && k.skills.Catalog() != "" {
-		k.act = skill.NewActivator(k.skills, nil)
 		if k.tool, err = k.act.Tool(); err != nil {
 			return nil, err
 		}
@@ -73,7 +79,7 @@ func (k *teamKit) sections() []agent.SystemSection {
 	for _, f := range k.mem.Files() {
 		out = append(out, agent.SystemSection{Kind: agent.SectionRules, Name: f.Path, Text: f.Render()})
 	}
-	if k.act != nil {
+	if k.tool != nil {
 		out = append(out, agent.SystemSection{Kind: agent.SectionSkills, Name: "catalog", Text: k.skills.Catalog()})
 	}
 	return out
@@ -183,4 +189,26 @@ func showMemory(w io.Writer, m *skill.Memory) {
 	for _, s := range m.Skipped() {
 		fmt.Fprintf(w, "skipped %s: %s\n", s.Path, s.Reason)
 	}
+}
+
+// showBreakdown prints the context breakdown of a first request: each
+// system section (each memory file under its path, the skills catalog),
+// the tools and their sizes. No model is called.
+func showBreakdown(ctx context.Context, w io.Writer, sys string, team *teamKit, tools []tool.Tool) error {
+	never := llm.ModelFunc(func(context.Context, *llm.Request) iter.Seq2[llm.Chunk, error] {
+		return func(yield func(llm.Chunk, error) bool) { yield(nil, errors.New("rein: no model is called here")) }
+	})
+	ag, err := agent.New(&agent.Options{Model: never, ModelName: "(any)", System: sys, SystemSections: team.sections(), Tools: append(tools, team.tools()...)})
+	if err != nil {
+		return fmt.Errorf("context breakdown: %w", err)
+	}
+	defer ag.Close()
+	b, err := ag.Context(ctx)
+	if err != nil {
+		return fmt.Errorf("context breakdown: %w", err)
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "# Context breakdown")
+	fmt.Fprint(w, b.String())
+	return nil
 }
