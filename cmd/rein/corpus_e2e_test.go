@@ -50,6 +50,26 @@ func (e *env) hookSettings(event, matcher, command string) {
 	e.writeFile(".claude/settings.json", `{"hooks":{"`+event+`":[{"matcher":"`+matcher+`","hooks":[{"type":"command","command":"`+command+`"}]}]}}`, 0o644)
 }
 
+// runAuto runs one headless turn (--hooks-from claude --approve auto and
+// extra flags) of the scripted model and fails the test on a non-zero
+// exit; env is added to the process's environment.
+func (e *env) runAuto(env, extra []string, prompt string, script ...llmtest.Entry) *llmtest.Model {
+	e.t.Helper()
+	m := llmtest.NewModel(script...)
+	srv := llmtest.NewServer(e.t, m)
+	args := append(append([]string{"--hooks-from", "claude", "--approve", "auto"}, extra...), prompt)
+	if r := e.run(append(anthropicWire.env(), env...), anthropicWire.args(srv, e, args...)...); r.code != 0 {
+		e.t.Fatalf("exit %d, stderr:\n%s", r.code, r.stderr)
+	}
+	return m
+}
+
+// exists reports whether rel exists in the workspace.
+func (e *env) exists(rel string) bool {
+	_, err := os.Stat(filepath.Join(e.work, rel))
+	return err == nil
+}
+
 // TestCorpusRalphLoopStopHook: the loop's Stop hook (the "keep going
 // until done" loop) reads the transcript
 // (under the default SQLite store), finds no completion promise in the
@@ -102,16 +122,11 @@ func TestCorpusGuardGitPushAsksUnderAuto(t *testing.T) {
 	e := newEnv(t)
 	e.install("claude-init/guard-git-push.sh", ".claude/hooks/guard-git-push.sh")
 	e.hookSettings("PreToolUse", "Bash", ".claude/hooks/guard-git-push.sh")
-	m := llmtest.NewModel(
+	m := e.runAuto(nil, nil, "ship",
 		llmtest.CallTool("call_1", "shell", `{"command":"touch pushed.txt; git push origin main"}`),
 		llmtest.CallTool("call_2", "shell", `{"command":"touch built.txt"}`),
 		llmtest.Reply("ok"))
-	srv := llmtest.NewServer(t, m)
-	r := e.run(anthropicWire.env(), anthropicWire.args(srv, e, "--hooks-from", "claude", "--approve", "auto", "ship")...)
-	if r.code != 0 {
-		t.Fatalf("exit %d, stderr:\n%s", r.code, r.stderr)
-	}
-	if _, err := os.Stat(filepath.Join(e.work, "pushed.txt")); err == nil {
+	if e.exists("pushed.txt") {
 		t.Error("git push ran unasked under --approve auto")
 	}
 	if got := toolResultText(m.Requests()[1], "call_1"); !strings.Contains(got, "git push detected — confirm before pushing to remote") || !strings.Contains(got, "no one can be asked") {
@@ -133,17 +148,12 @@ func TestCorpusGuardEnvAndConfigFiles(t *testing.T) {
 	e.writeFile(".claude/settings.json", `{"hooks":{"PreToolUse":[{"matcher":"Write|Edit","hooks":[
 		{"type":"command","command":".claude/hooks/guard-env.sh"},
 		{"type":"command","command":".claude/hooks/guard-config-files.sh"}]}]}}`, 0o644)
-	m := llmtest.NewModel(
+	m := e.runAuto(nil, nil, "configure",
 		llmtest.CallTool("call_1", "write", `{"path":".env","content":"TOKEN=x"}`),
 		llmtest.CallTool("call_2", "write", `{"path":".env.example","content":"TOKEN="}`),
 		llmtest.CallTool("call_3", "write", `{"path":"package.json","content":"{}"}`),
 		llmtest.CallTool("call_4", "write", `{"path":"notes.md","content":"hi"}`),
 		llmtest.Reply("ok"))
-	srv := llmtest.NewServer(t, m)
-	r := e.run(anthropicWire.env(), anthropicWire.args(srv, e, "--hooks-from", "claude", "--approve", "auto", "configure")...)
-	if r.code != 0 {
-		t.Fatalf("exit %d, stderr:\n%s", r.code, r.stderr)
-	}
 	reqs := m.Requests()
 	for i, c := range []struct{ file, want string }{
 		{".env", ".env is a secret environment file — editing is blocked"},
@@ -170,15 +180,10 @@ func TestCorpusGuardMigrationDjango(t *testing.T) {
 	e := newEnv(t)
 	e.install("claude-init/guard-migration-django.sh", ".claude/hooks/guard-migration-django.sh")
 	e.hookSettings("PreToolUse", "Bash", ".claude/hooks/guard-migration-django.sh")
-	m := llmtest.NewModel(
+	m := e.runAuto(nil, nil, "reset the db",
 		llmtest.CallTool("call_1", "shell", `{"command":"touch flushed.txt; python manage.py flush"}`),
 		llmtest.Reply("ok"))
-	srv := llmtest.NewServer(t, m)
-	r := e.run(anthropicWire.env(), anthropicWire.args(srv, e, "--hooks-from", "claude", "--approve", "auto", "reset the db")...)
-	if r.code != 0 {
-		t.Fatalf("exit %d, stderr:\n%s", r.code, r.stderr)
-	}
-	if _, err := os.Stat(filepath.Join(e.work, "flushed.txt")); err == nil {
+	if e.exists("flushed.txt") {
 		t.Error("the flush ran")
 	}
 	if got := toolResultText(m.Requests()[1], "call_1"); !strings.Contains(got, "manage.py flush is forbidden on the primary database") {
@@ -193,14 +198,9 @@ func TestCorpusFormatGo(t *testing.T) {
 	e := newEnv(t)
 	e.install("claude-init/format-go.sh", ".claude/hooks/format-go.sh")
 	e.hookSettings("PostToolUse", "Write|Edit", ".claude/hooks/format-go.sh")
-	m := llmtest.NewModel(
+	e.runAuto(nil, nil, "write main",
 		llmtest.CallTool("call_1", "write", `{"path":"main.go","content":"package main\nfunc main(){println(1)}\n"}`),
 		llmtest.Reply("ok"))
-	srv := llmtest.NewServer(t, m)
-	r := e.run(anthropicWire.env(), anthropicWire.args(srv, e, "--hooks-from", "claude", "--approve", "auto", "write main")...)
-	if r.code != 0 {
-		t.Fatalf("exit %d, stderr:\n%s", r.code, r.stderr)
-	}
 	b, err := os.ReadFile(filepath.Join(e.work, "main.go"))
 	if err != nil {
 		t.Fatal(err)
@@ -220,14 +220,9 @@ func TestCorpusSetupPathEnvFile(t *testing.T) {
 	e.hookSettings("SessionStart", "", ".claude/hooks/setup-path.sh")
 	appdata := filepath.Join(e.home, "appdata")
 	e.writeFile("../appdata/npm/hello-npm", "#!/bin/sh\necho hello from npm\n", 0o755)
-	m := llmtest.NewModel(
+	m := e.runAuto([]string{"APPDATA=" + appdata}, []string{"--sandbox", "off"}, "say hello",
 		llmtest.CallTool("call_1", "shell", `{"command":"hello-npm"}`),
 		llmtest.Reply("ok"))
-	srv := llmtest.NewServer(t, m)
-	r := e.run(append(anthropicWire.env(), "APPDATA="+appdata), anthropicWire.args(srv, e, "--hooks-from", "claude", "--approve", "auto", "--sandbox", "off", "say hello")...)
-	if r.code != 0 {
-		t.Fatalf("exit %d, stderr:\n%s", r.code, r.stderr)
-	}
 	if got := toolResultText(m.Requests()[1], "call_1"); !strings.Contains(got, "hello from npm") {
 		t.Errorf("the shell did not find the program on the PATH the script set: %q", got)
 	}
@@ -243,14 +238,9 @@ func TestCorpusAutoStagePlugin(t *testing.T) {
 	if out, err := exec.Command("git", "-C", e.work, "init", "-q").CombinedOutput(); err != nil {
 		t.Fatalf("git init: %v\n%s", err, out)
 	}
-	m := llmtest.NewModel(
+	e.runAuto(nil, nil, "write a",
 		llmtest.CallTool("call_1", "write", `{"path":"src/a.txt","content":"hi"}`),
 		llmtest.Reply("ok"))
-	srv := llmtest.NewServer(t, m)
-	r := e.run(anthropicWire.env(), anthropicWire.args(srv, e, "--hooks-from", "claude", "--approve", "auto", "write a")...)
-	if r.code != 0 {
-		t.Fatalf("exit %d, stderr:\n%s", r.code, r.stderr)
-	}
 	out, err := exec.Command("git", "-C", e.work, "diff", "--cached", "--name-only").Output()
 	if err != nil {
 		t.Fatal(err)

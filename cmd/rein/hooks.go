@@ -325,15 +325,21 @@ func writeHooksJSON(w io.Writer, opts *command.LoadOptions, entries []command.En
 	}{hookFiles(opts), hookRows(entries)})
 }
 
-func writeHooksTable(w io.Writer, opts *command.LoadOptions, entries []command.Entry) error {
+// writeFilesRead lists the settings files a command looked at, and
+// whether each was there.
+func writeFilesRead(w io.Writer, files []hookFileRow) {
 	fmt.Fprintln(w, "Settings read:")
-	for _, f := range hookFiles(opts) {
+	for _, f := range files {
 		state := "not found"
 		if f.Exists {
 			state = "read"
 		}
 		fmt.Fprintf(w, "  %s (%s)\n", f.Path, state)
 	}
+}
+
+func writeHooksTable(w io.Writer, opts *command.LoadOptions, entries []command.Entry) error {
+	writeFilesRead(w, hookFiles(opts))
 	if len(entries) == 0 {
 		fmt.Fprintln(w, "\nNo hooks configured.")
 		return nil

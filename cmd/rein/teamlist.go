@@ -229,14 +229,7 @@ func permissionFileRows(root string) []hookFileRow {
 }
 
 func writePermissionsTable(w io.Writer, root string, entries []permissionEntry) {
-	fmt.Fprintln(w, "Settings read:")
-	for _, f := range permissionFileRows(root) {
-		mark := "  (absent)"
-		if f.Exists {
-			mark = ""
-		}
-		fmt.Fprintf(w, "  %s%s\n", f.Path, mark)
-	}
+	writeFilesRead(w, permissionFileRows(root))
 	fmt.Fprintln(w)
 	if len(entries) == 0 {
 		fmt.Fprintln(w, "No rules: --approve alone decides.")
