@@ -228,7 +228,7 @@ commands get $CLAUDE_PLUGIN_ROOT.
 
 Whichever file a hook comes from, it is told tools by the names those
 scripts know (Bash, Read, Write, Edit, MultiEdit, LS, Glob, Grep,
-TodoWrite, mcp__SERVER__TOOL), Bash's timeout in milliseconds, a
+TodoWrite, Skill, mcp__SERVER__TOOL), Bash's timeout in milliseconds, a
 transcript_path in the JSON-lines format they parse, and permission_mode.
 A hook's "ask" is always put to a person, even under --approve auto; with
 no terminal it is a refusal. SessionStart hooks get $CLAUDE_ENV_FILE:

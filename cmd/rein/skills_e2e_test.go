@@ -139,3 +139,21 @@ func TestSkillsEndToEnd(t *testing.T) {
 		t.Error("a second run sent another system prompt")
 	}
 }
+
+// TestSkillHookSeesSkill: a hook matching the Skill tool, as Claude Code
+// names it, is told the skill's name as tool_input.skill and can refuse
+// the activation.
+func TestSkillHookSeesSkill(t *testing.T) {
+	needHooks(t)
+	e := newEnv(t)
+	e.writeSkill(".claude/skills", "deploy", "Deploys.", "", "DEPLOY BODY")
+	e.writeFile(".claude/settings.json", `{"hooks":{"PreToolUse":[{"matcher":"Skill","hooks":[{"type":"command","command":"grep -q '\"skill\":\"deploy\"' && { echo 'no deploys on Fridays' >&2; exit 2; } || true"}]}]}}`, 0o644)
+	m := llmtest.NewModel(llmtest.CallTool("call_1", "skill", `{"name":"deploy"}`), llmtest.Reply("ok"))
+	srv := llmtest.NewServer(t, m)
+	if r := e.run(anthropicWire.env(), anthropicWire.args(srv, e, "--hooks-from", "claude", "deploy")...); r.code != 0 {
+		t.Fatalf("exit %d, stderr:\n%s", r.code, r.stderr)
+	}
+	if got := toolResultText(m.Requests()[1], "call_1"); !strings.Contains(got, "no deploys on Fridays") || strings.Contains(got, "DEPLOY BODY") {
+		t.Errorf("activation result = %q, want the hook's refusal", got)
+	}
+}
