@@ -387,21 +387,19 @@ func (a *app) build(ctx context.Context, f *agentFlags, ask tool.Approver, inter
 		maxSteps = a.cfg.MaxSteps
 	}
 	s.agent, err = agent.New(&agent.Options{
-		Model: model, Provider: t.provider.name, ModelName: t.model,
-		System: s.system, SystemSections: s.team.sections(),
-		Tools: s.kit.tools,
+		Model: model, Provider: t.provider.name, ModelName: t.model, SystemSections: s.team.sections(),
+		System: s.system,
+		Tools:  s.kit.tools,
 		// An MCP server's tools are read again at every step, so a
 		// tools/list_changed reaches the next request.
 		DynamicTools: s.mcpSets,
-		Records: func() []session.Payload {
-			return append(append(s.box.records(), s.mcpLog.drain()...), s.team.records(sid)...)
-		},
-		Store:    s.store,
-		Session:  sid,
-		Hooks:    hooks,
-		Approver: approver,
-		DryRun:   f.dryRun,
-		Closers:  s.kit.closers,
+		Records:      s.records(sid),
+		Store:        s.store,
+		Session:      sid,
+		Hooks:        hooks,
+		Approver:     approver,
+		DryRun:       f.dryRun,
+		Closers:      s.kit.closers,
 		// Spilled output stays inside the workspace, where the model's
 		// read tool can open the file it is pointed to.
 		SpillDir: filepath.Join(s.root, ".rein", "spill"),

@@ -101,6 +101,14 @@ func (k *teamKit) records(sid session.ID) []session.Payload {
 	return k.act.Records(string(sid))
 }
 
+// records is the agent's source of host records for session sid: the
+// sandbox's, the MCP servers' lifecycle and the skill activations.
+func (s *setup) records(sid session.ID) func() []session.Payload {
+	return func() []session.Payload {
+		return append(append(s.box.records(), s.mcpLog.drain()...), s.team.records(sid)...)
+	}
+}
+
 // parts turns a prompt of the form /NAME [ARGUMENTS], NAME a skill's,
 // into the host's activation of that skill: its instructions, then the
 // arguments as the request. Any other prompt is returned as it is.
