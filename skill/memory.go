@@ -38,6 +38,10 @@ type MemoryRequest struct {
 	ImportDepth int
 }
 
+// MemoryPreface tells the model how to read the memory files that
+// follow it: a host puts it before the first.
+const MemoryPreface = "The instructions files below come from the most general (the user's) to the most specific (the workspace's directory); where two disagree, follow the later one."
+
 // MemoryFile is one memory file as loaded.
 type MemoryFile struct {
 	Path string
@@ -60,7 +64,7 @@ func (f *MemoryFile) Render() string {
 // directory AGENTS.md, CLAUDE.md, .claude/CLAUDE.md, .rein/AGENTS.md,
 // CLAUDE.local.md — each followed by the files it imports. Later files
 // are more specific: where two disagree, the later one takes precedence,
-// and the model is told so. A Memory is safe for concurrent use.
+// as MemoryPreface tells the model. A Memory is safe for concurrent use.
 type Memory struct {
 	files   []MemoryFile
 	skipped []Skipped

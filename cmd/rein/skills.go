@@ -72,12 +72,17 @@ func loadTeam(root string, toolNames []string) (*teamKit, error) {
 }
 
 // sections are the system prompt's parts after rein's own: each memory
-// file under its path, then the skills catalog. Both are read once, so
+// file under its path (the first after skill.MemoryPreface), then the
+// skills catalog. Both are read once, so
 // the prompt is the same bytes at every step.
 func (k *teamKit) sections() []agent.SystemSection {
 	var out []agent.SystemSection
-	for _, f := range k.mem.Files() {
-		out = append(out, agent.SystemSection{Kind: agent.SectionRules, Name: f.Path, Text: f.Render()})
+	for i, f := range k.mem.Files() {
+		text := f.Render()
+		if i == 0 {
+			text = skill.MemoryPreface + "\n\n" + text
+		}
+		out = append(out, agent.SystemSection{Kind: agent.SectionRules, Name: f.Path, Text: text})
 	}
 	if k.tool != nil {
 		out = append(out, agent.SystemSection{Kind: agent.SectionSkills, Name: "catalog", Text: k.skills.Catalog()})

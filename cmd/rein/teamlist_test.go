@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/reinhq/rein/llm/llmtest"
+	"github.com/reinhq/rein/skill"
 )
 
 // TestSkillsList: 'rein skills list' shows each skill with where it
@@ -181,7 +182,7 @@ func TestMemoryFilesInTheSystemPrompt(t *testing.T) {
 	for _, s := range reqs[0].System {
 		sections = append(sections, s.Text)
 	}
-	if len(sections) != 4 || !strings.Contains(sections[1], "USER RULE") || !strings.Contains(sections[2], "PROJECT RULE") || !strings.Contains(sections[3], "STYLE RULE") {
+	if len(sections) != 4 || !strings.HasPrefix(sections[1], skill.MemoryPreface) || !strings.Contains(sections[1], "USER RULE") || !strings.Contains(sections[2], "PROJECT RULE") || !strings.Contains(sections[3], "STYLE RULE") {
 		t.Fatalf("system sections:\n%s", strings.Join(sections, "\n---\n"))
 	}
 	if !strings.Contains(sections[2], `file="`+filepath.Join(e.work, "AGENTS.md")+`"`) {
