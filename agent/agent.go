@@ -101,6 +101,7 @@ type Agent struct {
 	idle       chan struct{} // closed while idle
 	wg         sync.WaitGroup
 	toolsWG    sync.WaitGroup // the workers, and the tool calls left behind after a cancel
+	carried    carried        // what a suspended run left for the next
 
 	kin kin // the agent's place in a tree of subagents
 }
@@ -150,7 +151,7 @@ func New(opts *Options) (*Agent, error) {
 	for _, s := range opts.Hooks.Observers() {
 		a.unsub = append(a.unsub, a.bus.Subscribe(s))
 	}
-	a.w = &logWriter{store: a.store, bus: a.bus, agent: opts.Name, now: a.opts.Now}
+	a.w = &logWriter{store: a.store, bus: a.bus, agent: opts.Name, now: a.opts.Now, durable: opts.Durable}
 	if err := a.w.open(context.Background(), opts.Session); err != nil {
 		a.bus.Close()
 		return nil, err
@@ -198,7 +199,7 @@ func (a *Agent) resolve() error {
 	}
 	a.maxSteps = cmp.Or(max(o.Limits.MaxSteps, 0), 100)
 	a.calls = callRunner{parallel: cmp.Or(max(o.Parallel, 0), 8), grace: cmp.Or(max(o.ToolGrace, 0), 2*time.Second),
-		now: o.Now, state: o.State, approver: o.Approver, dryRun: o.DryRun, log: a.log, workers: newWorkers(&a.toolsWG)}
+		now: o.Now, state: o.State, approver: o.Approver, dryRun: o.DryRun, durable: o.Durable, log: a.log, workers: newWorkers(&a.toolsWG)}
 	return nil
 }
 
@@ -241,6 +242,7 @@ func (a *Agent) Reset(ctx context.Context) error {
 		return ErrClosed
 	}
 	a.watch.Reset()
+	a.carried = carried{}
 	return a.w.open(ctx, "")
 }
 

@@ -29,6 +29,8 @@ type callState struct {
 	start        time.Time
 
 	settled     bool
+	logged      bool // its result is on the log
+	rerun       bool // a resume runs it again with its recorded arguments
 	abandoned   bool
 	res         *tool.Result
 	outcome     string
@@ -65,20 +67,29 @@ type batch struct {
 	running int
 	next    int // the first call whose result is not committed
 	graceC  <-chan time.Time
+	suspC   <-chan time.Time // a suspend's grace
 	abort   *turnEnd
 }
 
 // runStep runs one step's tool calls: the pipeline up to approval in the
 // model's order on the loop goroutine, execution in parallel up to the
-// cap, results committed in the model's order.
-func (p *pipeline) runStep(parts []llm.Part) *turnEnd {
+// cap, results committed in the model's order. On a resume, plan says
+// what the calls' records already hold; after a Suspend no call starts.
+func (p *pipeline) runStep(parts []llm.Part, plan *resumePlan) *turnEnd {
 	b := p.newBatch(parts)
 	for _, s := range b.calls {
 		if b.abort != nil || b.cancelled() {
 			b.settle(s, &verdict{res: tool.Errorf(textAbortedBeforeDispatch), outcome: session.OutcomeCancelled, code: CodeAborted})
 			continue
 		}
-		if v := b.admitCall(s); v != nil {
+		if plan != nil && b.restore(s, plan) {
+			b.commit()
+			continue
+		}
+		if b.ctl.suspended(b.ctx) != nil {
+			break
+		}
+		if v := b.admit(s); v != nil {
 			b.settle(s, v)
 			b.commit()
 			continue
@@ -91,6 +102,9 @@ func (p *pipeline) runStep(parts []llm.Part) *turnEnd {
 			b.settle(s, &verdict{res: tool.Errorf(textAbortedBeforeDispatch), outcome: session.OutcomeCancelled, code: CodeAborted})
 			continue
 		}
+		if b.ctl.suspended(b.ctx) != nil {
+			break
+		}
 		b.dispatch(s)
 		for exclusive && b.running > 0 {
 			b.wait()
@@ -101,6 +115,9 @@ func (p *pipeline) runStep(parts []llm.Part) *turnEnd {
 		b.wait()
 	}
 	b.commit()
+	if b.abort == nil && b.ctl.suspended(b.ctx) != nil {
+		return b.suspend()
+	}
 	return b.abort
 }
 
@@ -213,8 +230,7 @@ func textOf(res *tool.Result) string {
 func (b *batch) commit() {
 	n := 0
 	for b.next < len(b.calls) && b.calls[b.next].settled {
-		s := b.calls[b.next]
-		b.run.emit(&session.ToolResult{CallID: s.call.ID, Name: s.call.Name, Parts: s.res.Parts, IsError: s.res.IsError, Code: s.code, Outcome: s.outcome, Duration: s.dur, Interrupted: s.interrupted})
+		b.log(b.calls[b.next])
 		b.next++
 		n++
 	}
@@ -231,7 +247,7 @@ func (b *batch) dispatch(s *callState) {
 		return
 	}
 	b.run.emit(&session.ToolCall{CallID: s.call.ID, Name: s.call.Name, Args: s.args, Origin: s.entry.origin, Coerced: s.coerced})
-	if !b.run.flush() {
+	if !b.run.flush() || !b.durableStart(s) {
 		// A call whose start is not on the record does not run.
 		b.settle(s, &verdict{res: tool.Errorf(textAbortedBeforeDispatch), outcome: session.OutcomeCancelled, code: CodeAborted})
 		return
@@ -254,6 +270,9 @@ func (b *batch) waitOne() {
 	if b.graceC == nil && b.cancelled() {
 		b.graceC = time.After(b.x.grace)
 	}
+	if b.suspC == nil {
+		b.suspC = b.suspendGrace()
+	}
 	select {
 	case c := <-b.done:
 		b.complete(c)
@@ -274,6 +293,8 @@ func (b *batch) waitOne() {
 		}
 	case <-b.graceC:
 		b.abandon()
+	case <-b.suspC:
+		b.leave()
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"sync/atomic"
 
 	"github.com/reinhq/rein/hook"
 	"github.com/reinhq/rein/llm"
@@ -31,10 +32,11 @@ type control struct {
 	lateInjects []queued // sent while the turn ended: recorded after it
 	running     map[llm.CallID]*callState
 	settled     map[llm.CallID]bool
-	parked      map[llm.CallID]string // cancels of calls not started yet
-	kick        chan struct{}         // wakes a batch waiting for its calls
-	mu          *sync.Mutex           // the agent's
-	charged     charges               // completions made on the run's behalf (Charge, Decide)
+	parked      map[llm.CallID]string      // cancels of calls not started yet
+	kick        chan struct{}              // wakes a batch waiting for its calls
+	mu          *sync.Mutex                // the agent's
+	suspend     atomic.Pointer[suspension] // set by Suspend
+	charged     charges                    // completions made on the run's behalf (Charge, Decide)
 }
 
 func newControl(cancel context.CancelCauseFunc, mu *sync.Mutex) *control {

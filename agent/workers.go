@@ -17,6 +17,7 @@ type callRunner struct {
 	state    tool.StateStore
 	approver tool.Approver
 	dryRun   bool
+	durable  bool // sync the start of a call that may not be re-run before it runs
 	log      *slog.Logger
 	workers  *workers
 }

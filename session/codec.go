@@ -377,5 +377,8 @@ func newPayload(typ string) Payload {
 	case TypeDecision:
 		return new(Decision)
 	}
-	return newSubagentPayload(typ)
+	if p := newSubagentPayload(typ); p != nil {
+		return p
+	}
+	return newDurablePayload(typ)
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"github.com/reinhq/rein/mcp"
 	"io"
+	"iter"
 	"os"
 	"path/filepath"
 	"slices"
@@ -58,6 +59,7 @@ type agentFlags struct {
 	editorMCP   []mcp.ServerConfig
 	existing    bool
 	editorTools func([]tool.Tool, *sandbox.Policy) []tool.Tool
+	resume      bool // rein run --resume: continue the session's cut-short turn
 }
 
 func (f *agentFlags) register(cmd *cobra.Command) {
@@ -100,6 +102,7 @@ type setup struct {
 	resumed  bool         // the session existed before
 	shared   bool         // store is the host's: not closed here
 	box      *shellBox    // where the shell's commands run; nil without a shell
+	team     *teamKit     // the workspace's memory files and skills
 	kids     childView    // shows the subagents' events
 	// stopTelemetry flushes exported spans; nil when OTEL_* asks for none.
 	stopTelemetry func() error
@@ -115,7 +118,11 @@ func (s *setup) mcpSets() []*tool.Set {
 
 // request is a RunRequest for prompt with the setup's run-level hooks.
 func (s *setup) request(prompt string) *agent.RunRequest {
-	return &agent.RunRequest{Prompt: prompt, Hooks: s.runHooks}
+	req := &agent.RunRequest{Prompt: prompt, Hooks: s.runHooks}
+	if s.agent != nil {
+		req.Parts, _ = s.team.parts(s.agent.Session(), prompt) // /NAME starts a skill
+	}
+	return req
 }
 
 // fire runs the hook commands of a session event, if any are configured.
@@ -262,7 +269,7 @@ func (a *app) build(ctx context.Context, f *agentFlags, ask tool.Approver, inter
 	if s.root, err = workspace(f.cwd); err != nil {
 		return nil, err
 	}
-	if s.system, err = systemPrompt(f.system, s.root); err != nil {
+	if s.system, err = systemPrompt(f.system); err != nil {
 		return nil, err
 	}
 	tools := f.tools
@@ -271,6 +278,9 @@ func (a *app) build(ctx context.Context, f *agentFlags, ask tool.Approver, inter
 	}
 	names, err := parseToolList(tools, a.cfg)
 	if err != nil {
+		return nil, err
+	}
+	if s.team, err = loadTeam(s.root, names); err != nil {
 		return nil, err
 	}
 	mode := f.approve
@@ -295,6 +305,7 @@ func (a *app) build(ctx context.Context, f *agentFlags, ask tool.Approver, inter
 	if err != nil {
 		return nil, err
 	}
+	approver = s.team.approver(approver, rules)
 	model, err := buildModel(t, providerClient(f.net))
 	if err != nil {
 		return nil, err
@@ -324,6 +335,7 @@ func (a *app) build(ctx context.Context, f *agentFlags, ask tool.Approver, inter
 	if f.editorTools != nil {
 		s.kit.tools = f.editorTools(s.kit.tools, s.kit.policy)
 	}
+	s.kit.tools = append(s.kit.tools, s.team.tools()...)
 	// Traces, when OTEL_* asks for them: hook commands and MCP servers
 	// are told the trace context of what they serve.
 	tr, err := a.tracing(ctx)
@@ -343,7 +355,6 @@ func (a *app) build(ctx context.Context, f *agentFlags, ask tool.Approver, inter
 	if s.commands != nil {
 		hooks = s.commands.Hooks()
 		notices = joinNotices(s.kit.notices, s.commands.Notices)
-		approver = hookAsks(s.commands, approver, ask)
 		if s.kit.shell != nil {
 			s.kit.shell.SourceEnv(s.commands.EnvFile(sid))
 		}
@@ -391,23 +402,24 @@ func (a *app) build(ctx context.Context, f *agentFlags, ask tool.Approver, inter
 		maxSteps = a.cfg.MaxSteps
 	}
 	s.agent, err = agent.New(&agent.Options{
-		Model: model, Provider: t.provider.name, ModelName: t.model,
+		Model: model, Provider: t.provider.name, ModelName: t.model, SystemSections: s.team.sections(),
 		System: s.system,
 		Tools:  s.kit.tools,
 		// An MCP server's tools are read again at every step, so a
 		// tools/list_changed reaches the next request.
 		DynamicTools: s.mcpSets,
-		Records:      func() []session.Payload { return append(s.box.records(), s.mcpLog.drain()...) },
+		Records:      s.records(sid),
 		Store:        s.store,
 		Session:      sid,
 		Hooks:        hooks,
 		Approver:     approver,
 		DryRun:       f.dryRun,
+		Durable:      f.resume,
 		Closers:      s.kit.closers,
 		// Spilled output stays inside the workspace, where the model's
 		// read tool can open the file it is pointed to.
 		SpillDir: filepath.Join(s.root, ".rein", "spill"),
-		Notices:  notices,
+		Notices:  joinNotices(notices, s.team.mem.Notices),
 		Limits:   agent.Limits{MaxSteps: maxSteps, MaxCost: f.maxCost},
 		Cost:     catalogCost,
 		// Compact automatically near the context window, and let providers
@@ -456,6 +468,9 @@ cancelled (Ctrl-C).`,
 			if showContext {
 				return cobra.MaximumNArgs(1)(cmd, args)
 			}
+			if f.resume {
+				return resumeArgs(args)
+			}
 			if len(args) == 0 || len(args) > 2 || (len(args) == 2 && args[1] != "-") {
 				return usageErrorf("rein run needs one PROMPT argument, PROMPT - (stdin appended as context) or - (the prompt from stdin), got %d arguments\nRun 'rein run --help' for usage.", len(args))
 			}
@@ -464,6 +479,9 @@ cancelled (Ctrl-C).`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if showContext {
 				return a.showContext(cmd, f)
+			}
+			if f.resume {
+				return a.resumeTurn(cmd.Context(), f, cont, jsonOut, timeout)
 			}
 			prompt, err := a.runPrompt(args)
 			if err != nil {
@@ -482,6 +500,7 @@ cancelled (Ctrl-C).`,
 	cmd.Flags().BoolVar(&jsonOut, "json", false, "print the turn's session events as NDJSON on stdout as they are recorded, with text.delta lines and a closing result line (answer, end, usage, cost, session)")
 	cmd.Flags().DurationVar(&timeout, "timeout", 0, "end the turn after this long (e.g. 5m); exit code 3")
 	cmd.Flags().BoolVar(&showContext, "show-context", false, "print the system prompt and tools the model would be given, and exit")
+	registerResume(cmd, f)
 	return cmd
 }
 
@@ -491,7 +510,7 @@ func (a *app) showContext(cmd *cobra.Command, f *agentFlags) error {
 	if err != nil {
 		return err
 	}
-	sys, err := systemPrompt(f.system, root)
+	sys, err := systemPrompt(f.system)
 	if err != nil {
 		return err
 	}
@@ -506,22 +525,26 @@ func (a *app) showContext(cmd *cobra.Command, f *agentFlags) error {
 	for _, c := range kit.closers {
 		defer c.Close()
 	}
+	team, err := loadTeam(root, names)
+	if err != nil {
+		return err
+	}
 	w := cmd.OutOrStdout()
 	fmt.Fprintln(w, "# System prompt")
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, sys)
-	fmt.Fprintln(w)
-	fmt.Fprintln(w, "# Context files")
-	files := contextFiles(root)
-	if len(files) == 0 {
-		fmt.Fprintln(w, "(none: add AGENTS.md or CLAUDE.md to the workspace or a parent up to the repository root)")
+	for _, sec := range team.sections() {
+		fmt.Fprintln(w)
+		fmt.Fprintln(w, sec.Text)
 	}
-	for _, p := range files {
-		fmt.Fprintln(w, p)
+	fmt.Fprintln(w)
+	showMemory(w, team.mem)
+	if err := showBreakdown(cmd.Context(), w, sys, team, kit.tools); err != nil {
+		return err
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "# Tools")
-	for _, t := range kit.tools {
+	for _, t := range append(kit.tools, team.tools()...) {
 		sp := t.Spec()
 		desc, _, _ := strings.Cut(sp.Description, "\n")
 		fmt.Fprintf(w, "%-12s %s\n", sp.Name, desc)
@@ -531,6 +554,14 @@ func (a *app) showContext(cmd *cobra.Command, f *agentFlags) error {
 
 // runTurn runs one turn and maps its end to an exit code.
 func (a *app) runTurn(ctx context.Context, f *agentFlags, prompt string, jsonOut bool, timeout time.Duration) error {
+	return a.streamTurn(ctx, f, jsonOut, timeout, func(ctx context.Context, s *setup) iter.Seq2[session.Event, error] {
+		return s.agent.Stream(ctx, s.request(prompt))
+	})
+}
+
+// streamTurn runs the turn start streams, shows it and maps its end to
+// an exit code.
+func (a *app) streamTurn(ctx context.Context, f *agentFlags, jsonOut bool, timeout time.Duration, start func(context.Context, *setup) iter.Seq2[session.Event, error]) error {
 	interactive := isTerminal(os.Stdin)
 	s, err := a.build(ctx, f, &ttyApprover{out: a.stderr}, interactive)
 	if err != nil {
@@ -572,7 +603,7 @@ func (a *app) runTurn(ctx context.Context, f *agentFlags, prompt string, jsonOut
 	var last *session.AssistantMessage
 	var runErr error
 	children := 0
-	for ev, err := range s.agent.Stream(runCtx, s.request(prompt)) {
+	for ev, err := range start(runCtx, s) {
 		if err != nil {
 			runErr = err
 			break
@@ -650,6 +681,9 @@ type ttyApprover struct {
 
 func (t *ttyApprover) Approve(ctx context.Context, req *tool.ApprovalRequest) (tool.Approval, error) {
 	tty, err := os.Open("/dev/tty")
+	if err != nil && req.HookAsked {
+		return tool.Approval{Verdict: tool.Deny, Reason: "a hook asks for approval (" + req.Reason + ") and no one can be asked; run at a terminal with --approve ask"}, nil
+	}
 	if err != nil {
 		return tool.Approval{Verdict: tool.Deny, Reason: "no terminal to ask on; use --approve auto or deny"}, nil
 	}

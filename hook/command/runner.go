@@ -81,7 +81,6 @@ type Runner struct {
 	stops     map[turnKey]string
 	nudged    map[turnKey]bool
 	approvals map[llm.CallID]hook.ApprovalDecision
-	asked     map[llm.CallID]string
 }
 
 type turnKey struct {
@@ -93,7 +92,7 @@ type turnKey struct {
 // not run (other hook types, unsupported events) are kept for listings
 // and skipped.
 func New(entries []Entry, opts *Options) (*Runner, error) {
-	r := &Runner{stops: map[turnKey]string{}, nudged: map[turnKey]bool{}, approvals: map[llm.CallID]hook.ApprovalDecision{}, asked: map[llm.CallID]string{}}
+	r := &Runner{stops: map[turnKey]string{}, nudged: map[turnKey]bool{}, approvals: map[llm.CallID]hook.ApprovalDecision{}}
 	if opts != nil {
 		r.opts = *opts
 	}
