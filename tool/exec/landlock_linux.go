@@ -7,8 +7,11 @@ import (
 	"fmt"
 	"os"
 	osexec "os/exec"
+	"path/filepath"
 	"sync"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
 // helperArg0 is the argv[0] under which the running binary acts as the
@@ -32,6 +35,7 @@ type Landlock struct {
 	self  string
 	abi   int
 	pidNS bool
+	sp    *spawner // nil: each command starts its own helper
 }
 
 // landlockPolicy is what the helper is told, as JSON in its argv.
@@ -62,6 +66,9 @@ func NewLandlock(o *SandboxOptions) (*Landlock, error) {
 		return nil, err
 	}
 	l := &Landlock{sandboxBase: b, self: self, abi: abi, pidNS: true}
+	if l.sp, err = l.startSpawner(); err == nil {
+		return l, nil
+	}
 	if err := l.probe(); err != nil {
 		l.pidNS = false
 		if err2 := l.probe(); err2 != nil {
@@ -101,10 +108,25 @@ func (l *Landlock) Start(ctx context.Context, req *StartRequest) (Process, error
 	if err != nil {
 		return nil, err
 	}
-	pol := landlockPolicy{ABI: l.abi, Read: append(append([]string{}, SystemDirs...), l.read...),
-		Write: append([]string{l.ws, l.tmp}, l.write...), Network: l.net, PidNS: l.pidNS}
-	js, _ := json.Marshal(pol)
+	if l.sp != nil {
+		return l.sp.start(ctx, req, dir, l.env(req, l.tmp, dir))
+	}
+	js, _ := json.Marshal(l.policy())
 	cmd := &osexec.Cmd{Path: l.self, Args: append([]string{helperArg0, string(js), "--"}, req.Argv...), Dir: dir}
+	cmd.SysProcAttr = l.namespaces()
+	r := *req
+	r.Env = l.env(req, l.tmp, dir)
+	return l.ps.start(ctx, cmd, &r)
+}
+
+func (l *Landlock) policy() *landlockPolicy {
+	return &landlockPolicy{ABI: l.abi, Read: append(append([]string{}, SystemDirs...), l.read...),
+		Write: append([]string{l.ws, l.tmp}, l.write...), Network: l.net, PidNS: l.pidNS}
+}
+
+// namespaces starts the helper in fresh PID and mount namespaces (and a
+// user namespace unless rein runs as root), when the context has them.
+func (l *Landlock) namespaces() *syscall.SysProcAttr {
 	attr := sysProcAttr()
 	if l.pidNS {
 		attr.Cloneflags = syscall.CLONE_NEWPID | syscall.CLONE_NEWNS
@@ -114,10 +136,22 @@ func (l *Landlock) Start(ctx context.Context, req *StartRequest) (Process, error
 			attr.GidMappings = []syscall.SysProcIDMap{{ContainerID: os.Getgid(), HostID: os.Getgid(), Size: 1}}
 		}
 	}
-	cmd.SysProcAttr = attr
-	r := *req
-	r.Env = l.env(req, l.tmp)
-	return l.ps.start(ctx, cmd, &r)
+	return attr
+}
+
+// startSpawner starts the helper once, as a spawner whose inits each
+// apply the Landlock rules and the seccomp filter before their command.
+// Its mounts are made read-only once; each init mounts its own /proc,
+// for which the spawner keeps CAP_SYS_ADMIN (in its own user namespace
+// unless rein runs as root) as an ambient capability the inits clear.
+func (l *Landlock) startSpawner() (*spawner, error) {
+	js, _ := json.Marshal(spawnPolicy{Landlock: l.policy()})
+	cmd := &osexec.Cmd{Path: l.self, Args: []string{spawnArg0, string(js)}, Dir: l.ws}
+	cmd.SysProcAttr = l.namespaces()
+	if os.Geteuid() != 0 {
+		cmd.SysProcAttr.AmbientCaps = []uintptr{unix.CAP_SYS_ADMIN}
+	}
+	return startSpawner(&l.ps, cmd, l.ws)
 }
 
 // Info says the context is Landlock.
@@ -131,7 +165,12 @@ func (l *Landlock) Info() Info {
 
 // Close kills every process it started and removes the private
 // temporary directory.
-func (l *Landlock) Close() error { return l.close() }
+func (l *Landlock) Close() error {
+	if l.sp != nil {
+		l.sp.close()
+	}
+	return l.close()
+}
 
 // RunHelper makes the running binary act as one of this package's
 // helpers when it was started as one, and never returns then; otherwise
@@ -139,11 +178,18 @@ func (l *Landlock) Close() error { return l.close() }
 // tests that use a sandbox).
 func RunHelper() {
 	helperReady.Store(true)
-	if len(os.Args) < 3 {
+	if len(os.Args) < 2 {
 		return
 	}
 	switch {
-	case os.Args[0] == reapArg0 && os.Args[1] == "--":
+	case filepath.Base(os.Args[0]) == spawnArg0 && len(os.Args) == 2:
+		if err := spawnerMain(spawnPolicyArg(), os.Args[1]); err != nil {
+			helperFail(err)
+		}
+		syscall.Exit(0)
+	case os.Args[0] == initArg0 && len(os.Args) == 2:
+		helperFail(initMain(spawnPolicyArg()))
+	case os.Args[0] == reapArg0 && len(os.Args) >= 3 && os.Args[1] == "--":
 		// syscall.Exit, not os.Exit: the helper has nothing to flush, and
 		// a race-enabled binary would otherwise wait a second at exit.
 		syscall.Exit(reapAndWait(os.Args[2:]))
@@ -154,6 +200,15 @@ func RunHelper() {
 		}
 		helperFail(confineAndExec(&pol, os.Args[3:]))
 	}
+}
+
+// spawnPolicyArg is the policy a spawner or an init was given.
+func spawnPolicyArg() *spawnPolicy {
+	var pol spawnPolicy
+	if err := json.Unmarshal([]byte(os.Args[1]), &pol); err != nil {
+		helperFail(fmt.Errorf("bad policy: %w", err))
+	}
+	return &pol
 }
 
 func helperFail(err error) {

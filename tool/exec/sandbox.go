@@ -122,14 +122,20 @@ func (b *sandboxBase) checkDir(dir string) (string, error) {
 }
 
 // env is req's environment with the private temporary directory as
-// TMPDIR and HOME (the real home is out of reach).
-func (b *sandboxBase) env(req *StartRequest, tmp string) []string {
-	out := make([]string, 0, len(req.Env)+2)
+// TMPDIR and HOME (the real home is out of reach), and PWD set to dir
+// when req sets none.
+func (b *sandboxBase) env(req *StartRequest, tmp, dir string) []string {
+	out := make([]string, 0, len(req.Env)+3)
+	pwd := false
 	for _, kv := range req.Env {
 		if strings.HasPrefix(kv, "TMPDIR=") || strings.HasPrefix(kv, "HOME=") {
 			continue
 		}
+		pwd = pwd || strings.HasPrefix(kv, "PWD=")
 		out = append(out, kv)
+	}
+	if !pwd {
+		out = append(out, "PWD="+dir)
 	}
 	return append(out, "TMPDIR="+tmp, "HOME="+tmp)
 }
