@@ -12,7 +12,6 @@ import (
 	"strings"
 	"sync"
 	"syscall"
-	"time"
 )
 
 // spawner is rein's side of a sandbox started once per context: every
@@ -24,36 +23,38 @@ type spawner struct {
 	ctl    *net.UnixConn
 	errOut *headBuffer // the spawner's stderr, for errors
 
-	ctlMu   sync.Mutex // orders the requests for inits on ctl
+	warm    chan *initConn // the next init, from prefetch
+	quit    chan struct{}  // closed by Close, to end prefetch
 	mu      sync.Mutex
+	pending int // inits asked for and not taken
 	closed  bool
 	running map[*spawnedProc]struct{}
 	wg      sync.WaitGroup
 }
 
 // startSpawner runs cmd, which must end in the spawner, with the
-// control socket as its fd 3, asks for the first init, and checks the
-// sandbox by running /bin/true in it.
+// control socket as its fd 3, and checks the sandbox by running
+// /bin/true in it.
 func startSpawner(ps *procs, cmd *osexec.Cmd, probeDir string) (*spawner, error) {
 	ctl, peer, err := socketPair()
 	if err != nil {
 		return nil, err
 	}
 	cmd.ExtraFiles = []*os.File{peer}
-	s := &spawner{ctl: ctl, errOut: &headBuffer{}, running: map[*spawnedProc]struct{}{}}
+	s := &spawner{ctl: ctl, errOut: &headBuffer{}, running: map[*spawnedProc]struct{}{},
+		warm: make(chan *initConn), quit: make(chan struct{})}
 	s.launch, err = ps.start(context.Background(), cmd, &StartRequest{Argv: cmd.Args, Env: []string{}, Stderr: s.errOut})
 	peer.Close()
 	if err != nil {
 		ctl.Close()
 		return nil, err
 	}
-	if err := sendFrame(ctl, nil); err == nil { // the first init
-		var p Process
-		p, err = s.start(context.Background(), &StartRequest{Argv: []string{"/bin/true"}}, probeDir, []string{})
-		if err == nil {
-			if _, werr := p.Wait(); werr != nil {
-				err = fmt.Errorf("exec: /bin/true in the sandbox: %v: %s", werr, s.errOut)
-			}
+	go s.prefetch()
+	var p Process
+	p, err = s.start(context.Background(), &StartRequest{Argv: []string{"/bin/true"}}, probeDir, []string{})
+	if err == nil {
+		if _, werr := p.Wait(); werr != nil {
+			err = fmt.Errorf("exec: /bin/true in the sandbox: %v: %s", werr, s.errOut)
 		}
 	}
 	if err != nil {
@@ -63,54 +64,98 @@ func startSpawner(ps *procs, cmd *osexec.Cmd, probeDir string) (*spawner, error)
 	return s, nil
 }
 
-// init is an init taken from the spawner, ready for its command.
+// initConn is an init, ready for its command, or why there is none.
 type initConn struct {
 	conn *net.UnixConn
 	pid  int
+	err  error
 }
 
-// take takes the oldest init the spawner started. The caller asks for
-// the next one (next) once its command is on its way, so the next
-// init's start does not compete with this command's.
-func (s *spawner) take(ctx context.Context) (*initConn, error) {
-	s.ctlMu.Lock()
-	if d, ok := ctx.Deadline(); ok {
-		s.ctl.SetReadDeadline(d)
-		defer s.ctl.SetReadDeadline(time.Time{})
+// prefetch receives each init the spawner starts and waits, in warm,
+// for a command to take it; it ends (closing warm) when the spawner
+// does or Close says so.
+func (s *spawner) prefetch() {
+	defer close(s.warm)
+	for {
+		in, fatal := s.receive()
+		select {
+		case s.warm <- in:
+		case <-s.quit:
+			if in.conn != nil {
+				in.conn.Close()
+			}
+			return
+		}
+		if fatal {
+			return
+		}
 	}
+}
+
+// receive receives the next init and its ready message. fatal says
+// the spawner has ended.
+func (s *spawner) receive() (in *initConn, fatal bool) {
 	f, err := recvFrame(s.ctl)
-	s.ctlMu.Unlock()
 	if err != nil {
-		return nil, s.ended(err)
+		return &initConn{err: s.ended(err)}, true
 	}
+	defer f.close()
 	if len(f.files) != 1 {
-		f.close()
-		s.next()
-		return nil, fmt.Errorf("exec: the sandbox could not start a command: %s", f.body)
+		return &initConn{err: fmt.Errorf("exec: the sandbox could not start a command: %s", f.body)}, false
 	}
 	c, err := fileConn(f.files[0])
-	f.close()
 	if err != nil {
-		s.next()
-		return nil, err
-	}
-	if d, ok := ctx.Deadline(); ok {
-		c.SetReadDeadline(d)
-		defer c.SetReadDeadline(time.Time{})
+		return &initConn{err: err}, false
 	}
 	ready, err := recvFrame(c)
 	if err != nil || string(ready.body) != "ready" || ready.pid <= 0 {
 		c.Close()
-		s.next()
-		return nil, s.ended(err)
+		return &initConn{err: s.ended(err)}, false
 	}
-	return &initConn{conn: c, pid: ready.pid}, nil
+	return &initConn{conn: c, pid: ready.pid}, false
+}
+
+// take takes the init that is ready next, asking for one when none is
+// on its way. The next is asked for when a command ends (refill), so an
+// init starts between commands rather than during one; a command that
+// starts while another runs asks for its own.
+func (s *spawner) take(ctx context.Context) (*initConn, error) {
+	s.mu.Lock()
+	if s.pending == 0 {
+		s.pending++
+		s.next()
+	}
+	s.mu.Unlock()
+	select {
+	case in, ok := <-s.warm:
+		if !ok {
+			return nil, s.ended(nil)
+		}
+		s.mu.Lock()
+		s.pending--
+		s.mu.Unlock()
+		return in, in.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// refill asks for an init when none is on its way.
+func (s *spawner) refill() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.pending == 0 && !s.closed {
+		s.pending++
+		s.next()
+	}
 }
 
 // next asks the spawner for one more init. A spawner that has ended
-// answers no more; the take that waits for the answer says so.
+// answers no more, and take says so.
 func (s *spawner) next() { sendFrame(s.ctl, nil) }
 
+// ended says the spawner ended, with what it wrote, or ErrClosed after
+// Close.
 func (s *spawner) ended(err error) error {
 	s.mu.Lock()
 	closed := s.closed
@@ -133,27 +178,31 @@ func (s *spawner) start(ctx context.Context, req *StartRequest, dir string, env 
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	in, err := s.take(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return s.hand(in, req, dir, env)
+}
+
+// hand hands the init its command and asks for the next init.
+func (s *spawner) hand(in *initConn, req *StartRequest, dir string, env []string) (Process, error) {
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
+		in.conn.Close()
 		return nil, ErrClosed
 	}
 	s.wg.Add(1) // before Close can wait, so it waits for this command too
 	s.mu.Unlock()
 	io, err := newStdio(req)
 	if err != nil {
-		s.wg.Done()
-		return nil, err
-	}
-	in, err := s.take(ctx)
-	if err != nil {
-		io.abort()
+		in.conn.Close()
 		s.wg.Done()
 		return nil, err
 	}
 	body, _ := json.Marshal(spawnRequest{Argv: req.Argv, Dir: dir, Env: env})
 	err = sendFrame(in.conn, body, io.fds()...)
-	s.next()
 	io.started()
 	if err != nil {
 		in.conn.Close()
@@ -187,6 +236,7 @@ func (s *spawner) await(p *spawnedProc, c *net.UnixConn, io *stdio) {
 			}
 		}
 	}
+	s.refill()
 	io.wait()
 	s.mu.Lock()
 	delete(s.running, p)
@@ -197,14 +247,24 @@ func (s *spawner) await(p *spawnedProc, c *net.UnixConn, io *stdio) {
 // close kills every command, ends the spawner and waits for both.
 func (s *spawner) close() {
 	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return
+	}
 	s.closed = true
 	for p := range s.running {
 		p.Signal(killSignal)
 	}
 	s.mu.Unlock()
-	s.ctl.Close() // ends a take that waits for the spawner
+	close(s.quit)
+	s.ctl.Close()
 	s.launch.Signal(killSignal)
 	<-s.launch.Done()
+	for in := range s.warm { // until prefetch has ended
+		if in.conn != nil {
+			in.conn.Close()
+		}
+	}
 	s.wg.Wait()
 }
 
