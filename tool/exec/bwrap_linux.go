@@ -47,9 +47,15 @@ func NewBubblewrap(o *SandboxOptions) (*Bubblewrap, error) {
 		return nil, err
 	}
 	w := &Bubblewrap{sandboxBase: b, bwrap: bin, self: self}
-	w.sp, _ = w.startSpawner() // where it cannot run, each command starts its own bwrap
-	return w, nil
+	if w.sp, err = w.startSpawner(); err != nil && b.proxy != nil {
+		b.close()
+		return nil, fmt.Errorf("exec: bubblewrap cannot serve the allowed hosts here: %w", err)
+	}
+	return w, nil // without a spawner, each command starts its own bwrap
 }
+
+// proxyPath is where rein's proxy socket is bound inside bwrap.
+const proxyPath = "/run/rein/proxy.sock"
 
 // spawnerPath is where the running binary is bound inside bwrap, to
 // run as the spawner.
@@ -61,8 +67,13 @@ const spawnerPath = "/run/rein/" + spawnArg0
 // inits to mount their /proc, and CAP_SETPCAP for them to empty their
 // bounding set).
 func (w *Bubblewrap) startSpawner() (*spawner, error) {
-	js, _ := json.Marshal(spawnPolicy{DropCaps: true})
+	pol := spawnPolicy{DropCaps: true}
 	args := append([]string{reapArg0, "--", w.bwrap}, w.args(w.ws)...)
+	if w.proxy != nil {
+		pol.Proxy = proxyPath
+		args = append(args, "--ro-bind", w.proxy.sock, proxyPath)
+	}
+	js, _ := json.Marshal(pol)
 	args = append(args, "--cap-add", "CAP_SYS_ADMIN", "--cap-add", "CAP_SETPCAP", "--ro-bind", w.self, spawnerPath, "--", spawnerPath, string(js))
 	return startSpawner(&w.ps, &osexec.Cmd{Path: w.self, Args: args}, w.ws)
 }
@@ -156,7 +167,7 @@ func (w *Bubblewrap) args(dir string) []string {
 }
 
 // Info says the context is bubblewrap.
-func (w *Bubblewrap) Info() Info { return Info{Name: "bubblewrap", Confined: true, Network: w.net} }
+func (w *Bubblewrap) Info() Info { return w.info("bubblewrap", true) }
 
 // Close kills every process it started and removes the private /tmp.
 func (w *Bubblewrap) Close() error {

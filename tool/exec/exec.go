@@ -33,6 +33,9 @@ type Info struct {
 	// Network reports whether a confined context lets processes reach
 	// the network.
 	Network bool
+	// Hosts are the only hosts a confined context without Network lets
+	// processes reach, through its proxy; none means no network.
+	Hosts []string
 }
 
 // StartRequest is one command to start.

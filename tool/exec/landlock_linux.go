@@ -68,6 +68,9 @@ func NewLandlock(o *SandboxOptions) (*Landlock, error) {
 	l := &Landlock{sandboxBase: b, self: self, abi: abi, pidNS: true}
 	if l.sp, err = l.startSpawner(); err == nil {
 		return l, nil
+	} else if b.proxy != nil {
+		b.close()
+		return nil, fmt.Errorf("exec: Landlock cannot serve the allowed hosts here: %w", err)
 	}
 	if err := l.probe(); err != nil {
 		l.pidNS = false
@@ -119,9 +122,13 @@ func (l *Landlock) Start(ctx context.Context, req *StartRequest) (Process, error
 	return l.ps.start(ctx, cmd, &r)
 }
 
+// policy is what the helper applies. With allowed hosts the sandbox
+// has a network namespace of its own, with only the loopback and the
+// proxy's forwarder on it, so no seccomp filter is needed for the
+// network.
 func (l *Landlock) policy() *landlockPolicy {
 	return &landlockPolicy{ABI: l.abi, Read: append(append([]string{}, SystemDirs...), l.read...),
-		Write: append([]string{l.ws, l.tmp}, l.write...), Network: l.net, PidNS: l.pidNS}
+		Write: append([]string{l.ws, l.tmp}, l.write...), Network: l.net || l.proxy != nil, PidNS: l.pidNS}
 }
 
 // namespaces starts the helper in fresh PID and mount namespaces (and a
@@ -130,6 +137,9 @@ func (l *Landlock) namespaces() *syscall.SysProcAttr {
 	attr := sysProcAttr()
 	if l.pidNS {
 		attr.Cloneflags = syscall.CLONE_NEWPID | syscall.CLONE_NEWNS
+		if l.proxy != nil {
+			attr.Cloneflags |= syscall.CLONE_NEWNET
+		}
 		if os.Geteuid() != 0 {
 			attr.Cloneflags |= syscall.CLONE_NEWUSER
 			attr.UidMappings = []syscall.SysProcIDMap{{ContainerID: os.Getuid(), HostID: os.Getuid(), Size: 1}}
@@ -145,11 +155,15 @@ func (l *Landlock) namespaces() *syscall.SysProcAttr {
 // for which the spawner keeps CAP_SYS_ADMIN (in its own user namespace
 // unless rein runs as root) as an ambient capability the inits clear.
 func (l *Landlock) startSpawner() (*spawner, error) {
-	js, _ := json.Marshal(spawnPolicy{Landlock: l.policy()})
+	pol := spawnPolicy{Landlock: l.policy()}
+	if l.proxy != nil {
+		pol.Proxy, pol.LoopbackUp = l.proxy.sock, true
+	}
+	js, _ := json.Marshal(pol)
 	cmd := &osexec.Cmd{Path: l.self, Args: []string{spawnArg0, string(js)}, Dir: l.ws}
 	cmd.SysProcAttr = l.namespaces()
 	if os.Geteuid() != 0 {
-		cmd.SysProcAttr.AmbientCaps = []uintptr{unix.CAP_SYS_ADMIN}
+		cmd.SysProcAttr.AmbientCaps = []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_NET_ADMIN}
 	}
 	return startSpawner(&l.ps, cmd, l.ws)
 }
@@ -160,7 +174,7 @@ func (l *Landlock) Info() Info {
 	if !l.pidNS {
 		name = "landlock-shared-pid"
 	}
-	return Info{Name: name, Confined: l.pidNS, Network: l.net}
+	return l.info(name, l.pidNS)
 }
 
 // Close kills every process it started and removes the private

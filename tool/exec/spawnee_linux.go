@@ -37,6 +37,11 @@ type spawnPolicy struct {
 	// runs; otherwise only the ambient ones are cleared, so the command
 	// holds what a process of its user holds.
 	DropCaps bool `json:"dropcaps,omitempty"`
+	// Proxy, when set, is the Unix socket of rein's proxy, which the
+	// spawner serves on the loopback ProxyPort of the sandbox's network
+	// namespace; LoopbackUp has it bring the loopback up first.
+	Proxy      string `json:"proxy,omitempty"`
+	LoopbackUp bool   `json:"loopbackup,omitempty"`
 }
 
 // spawnRequest is one command for an init, sent with its stdin, stdout
@@ -59,6 +64,11 @@ func spawnerMain(pol *spawnPolicy, js string) error {
 	}
 	for _, f := range maskedFiles {
 		unix.Mount("/dev/null", f, "", unix.MS_BIND|unix.MS_RDONLY, "")
+	}
+	if pol.Proxy != "" {
+		if err := forward(pol.Proxy, pol.LoopbackUp); err != nil {
+			return err
+		}
 	}
 	ctl, err := fdConn(3)
 	if err != nil {
