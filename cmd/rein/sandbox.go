@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"slices"
 	"strings"
@@ -16,6 +17,7 @@ import (
 type sandboxFlags struct {
 	mode        string
 	network     bool
+	hosts       []string
 	read, write []string
 }
 
@@ -24,6 +26,7 @@ var sandboxModes = []string{"auto", "bubblewrap", "landlock", "off"}
 func (f *sandboxFlags) register(fl *pflag.FlagSet) {
 	fl.StringVar(&f.mode, "sandbox", "", "where shell commands run: auto (the best sandbox here), bubblewrap, landlock, or off (unconfined) (default auto, or $REIN_SANDBOX)")
 	fl.BoolVar(&f.network, "sandbox-net", false, "let sandboxed commands use the network")
+	fl.StringSliceVar(&f.hosts, "sandbox-allow-host", nil, "a host sandboxed commands may reach through rein's HTTP proxy, and no others (example.com, *.example.com; repeatable or comma-separated)")
 	fl.StringArrayVar(&f.read, "sandbox-read", nil, "a directory sandboxed commands may also read (repeatable)")
 	fl.StringArrayVar(&f.write, "sandbox-write", nil, "a directory sandboxed commands may also write (repeatable)")
 }
@@ -69,11 +72,18 @@ func (a *app) shellBox(f *sandboxFlags, root, approve string, names []string) (*
 	if !slices.Contains(sandboxModes, mode) {
 		return nil, usageErrorf("--sandbox %q: use %s", mode, strings.Join(sandboxModes, ", "))
 	}
+	if f.network && len(f.hosts) > 0 {
+		return nil, usageErrorf("--sandbox-net allows every host and --sandbox-allow-host only some; give one of them")
+	}
 	box := &shellBox{secrets: a.secrets.list()}
-	opts := &exec.SandboxOptions{Workspace: root, Network: f.network, Read: f.read, Write: f.write}
+	opts := &exec.SandboxOptions{Workspace: root, Network: f.network, Hosts: f.hosts, Read: f.read, Write: f.write,
+		Logger: slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))}
 	var err error
 	switch mode {
 	case "off":
+		if len(f.hosts) > 0 {
+			return nil, usageErrorf("--sandbox-allow-host needs a sandbox; leave out --sandbox off, or the hosts")
+		}
 		box.ctx = exec.NewUnconfined()
 		box.meta = "off (--sandbox off): shell commands run unconfined"
 		box.record = &session.SessionMeta{Key: "sandbox", Value: box.meta}
@@ -100,6 +110,9 @@ func (a *app) shellBox(f *sandboxFlags, root, approve string, names []string) (*
 	if mode != "auto" || !errors.Is(err, exec.ErrNoSandbox) {
 		return nil, usageErrorf("--sandbox %s: %v", mode, err)
 	}
+	if len(f.hosts) > 0 {
+		return nil, usageErrorf("--sandbox-allow-host needs a sandbox, and there is none here (%v)", firstLine(err.Error()))
+	}
 	if approve == "auto" {
 		return nil, usageErrorf("the shell cannot be sandboxed here (%v);\n"+
 			"with --approve auto it would run every command unconfined. Install bubblewrap, or pass --sandbox off to accept that", err)
@@ -115,6 +128,8 @@ func describeBox(info exec.Info) string {
 	net := "no network"
 	if info.Network {
 		net = "network allowed"
+	} else if len(info.Hosts) > 0 {
+		net = "network only to " + strings.Join(info.Hosts, ", ") + " through rein's proxy"
 	}
 	return info.Name + ", " + net
 }
