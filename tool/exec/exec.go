@@ -63,8 +63,9 @@ type Process interface {
 	Signal(sig os.Signal) error
 	// Wait waits for the leader to end and returns its exit code (-1 when
 	// a signal ended it) and, when it did not exit with 0, an error that
-	// says how it ended (an *os/exec.ExitError for processes on this
-	// machine). Wait may be called more than once.
+	// says how it ended (an *os/exec.ExitError when rein started the
+	// process itself; "exit status N" or "signal: killed" from a
+	// sandbox's spawner). Wait may be called more than once.
 	Wait() (int, error)
 	// Done is closed when the leader has ended.
 	Done() <-chan struct{}

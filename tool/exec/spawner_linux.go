@@ -229,6 +229,8 @@ func (s *spawner) await(p *spawnedProc, c *net.UnixConn, io *stdio) {
 	c.Close()
 	p.code, p.err = -1, errors.New("signal: killed")
 	if err == nil {
+		f.close() // an init passes none; a command that took its init over might
+
 		if code, err := strconv.Atoi(string(f.body)); err == nil {
 			p.code, p.err = code, nil
 			if code != 0 {
