@@ -32,10 +32,17 @@ type spawner struct {
 	wg      sync.WaitGroup
 }
 
+// perCommand, set by tests, has every confined context start a sandbox
+// per command, as it does where the spawner cannot run.
+var perCommand bool
+
 // startSpawner runs cmd, which must end in the spawner, with the
 // control socket as its fd 3, and checks the sandbox by running
 // /bin/true in it.
 func startSpawner(ps *procs, cmd *osexec.Cmd, probeDir string) (*spawner, error) {
+	if perCommand {
+		return nil, errors.New("exec: a sandbox per command, as the test asks")
+	}
 	ctl, peer, err := socketPair()
 	if err != nil {
 		return nil, err

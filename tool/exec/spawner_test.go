@@ -109,3 +109,15 @@ func TestSandboxEscapeeEndsWithCommand(t *testing.T) {
 		})
 	}
 }
+
+// TestSandboxPerCommand runs the suite on the contexts as they are
+// where their spawner cannot run: a sandbox set up for every command.
+func TestSandboxPerCommand(t *testing.T) {
+	defer exec.PerCommandForTest()()
+	t.Run("bubblewrap", func(t *testing.T) {
+		runSuite(t, func(ws string) (exec.Context, error) { return exec.NewBubblewrap(&exec.SandboxOptions{Workspace: ws}) })
+	})
+	t.Run("landlock", func(t *testing.T) {
+		runSuite(t, func(ws string) (exec.Context, error) { return exec.NewLandlock(&exec.SandboxOptions{Workspace: ws}) })
+	})
+}
