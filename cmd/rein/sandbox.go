@@ -1,12 +1,15 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/reinhq/rein/session"
 	"github.com/reinhq/rein/tool/exec"
@@ -42,16 +45,61 @@ type shellBox struct {
 	// record is logged at the first step when commands run unconfined,
 	// so the log itself says the shell was not confined.
 	record *session.SessionMeta
+	// refused gathers the hosts the sandbox's proxy refused.
+	refused *refusals
 }
 
-// records hands the log the sandbox record once.
+// records hands the log the sandbox record once, and every refusal
+// since the last step.
 func (b *shellBox) records() []session.Payload {
-	if b == nil || b.record == nil {
+	if b == nil {
 		return nil
 	}
-	r := b.record
-	b.record = nil
-	return []session.Payload{r}
+	out := b.refused.drain()
+	if b.record != nil {
+		out = append([]session.Payload{b.record}, out...)
+		b.record = nil
+	}
+	return out
+}
+
+// refusals is the sandbox's logger: each refusal is said on stderr and
+// kept for the session log ("sandbox.refused", the host).
+type refusals struct {
+	text    slog.Handler
+	mu      sync.Mutex
+	pending []session.Payload
+}
+
+func newRefusals(stderr io.Writer) *refusals {
+	return &refusals{text: slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})}
+}
+
+func (r *refusals) Enabled(ctx context.Context, l slog.Level) bool { return r.text.Enabled(ctx, l) }
+func (r *refusals) WithAttrs([]slog.Attr) slog.Handler             { return r }
+func (r *refusals) WithGroup(string) slog.Handler                  { return r }
+
+func (r *refusals) Handle(ctx context.Context, rec slog.Record) error {
+	rec.Attrs(func(a slog.Attr) bool {
+		if a.Key == "host" {
+			r.mu.Lock()
+			r.pending = append(r.pending, &session.SessionMeta{Key: "sandbox.refused", Value: a.Value.String()})
+			r.mu.Unlock()
+		}
+		return true
+	})
+	return r.text.Handle(ctx, rec)
+}
+
+func (r *refusals) drain() []session.Payload {
+	if r == nil {
+		return nil
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := r.pending
+	r.pending = nil
+	return out
 }
 
 // shellBox makes the shell's execution context for a run in root. With
@@ -75,9 +123,9 @@ func (a *app) shellBox(f *sandboxFlags, root, approve string, names []string) (*
 	if f.network && len(f.hosts) > 0 {
 		return nil, usageErrorf("--sandbox-net allows every host and --sandbox-allow-host only some; give one of them")
 	}
-	box := &shellBox{secrets: a.secrets.list()}
+	box := &shellBox{secrets: a.secrets.list(), refused: newRefusals(a.stderr)}
 	opts := &exec.SandboxOptions{Workspace: root, Network: f.network, Hosts: f.hosts, Read: f.read, Write: f.write,
-		Logger: slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))}
+		Logger: slog.New(box.refused)}
 	var err error
 	switch mode {
 	case "off":

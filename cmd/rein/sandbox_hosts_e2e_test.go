@@ -17,7 +17,8 @@ import (
 
 // TestSandboxAllowHostE2E: with --sandbox-allow-host localhost, a shell
 // command fetches from a loopback server by that name, and by another
-// name it is refused, the refusal said on stderr.
+// name it is refused, the refusal said on stderr and recorded in the
+// log.
 func TestSandboxAllowHostE2E(t *testing.T) {
 	if _, err := osexec.LookPath("curl"); err != nil {
 		t.Skip("curl is not installed")
@@ -48,6 +49,9 @@ func TestSandboxAllowHostE2E(t *testing.T) {
 	}
 	if n := strings.Count(x.stdout, "fetched-7c1e"); n != 1 {
 		t.Errorf("the server's answer is in the log %d times, want once (localhost allowed, 127.0.0.1 not):\n%s", n, x.stdout)
+	}
+	if !strings.Contains(x.stdout, `"key":"sandbox.refused","value":"127.0.0.1"`) {
+		t.Errorf("the log does not record the refusal:\n%s", x.stdout)
 	}
 	if !strings.Contains(x.stdout, "403") {
 		t.Errorf("the refused command's output does not say why:\n%s", x.stdout)
