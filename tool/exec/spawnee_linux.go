@@ -18,9 +18,9 @@ import (
 // sandbox's namespaces; each time rein asks on its control socket it
 // starts an init (initArg0) in a fresh PID and mount namespace of its
 // own, which mounts its /proc, confines itself, says it is ready and
-// waits for its one command. rein asks for the next init as soon as it
-// takes one, so the cost of an init's start is paid between commands,
-// not in them.
+// waits for its one command. rein asks for the next init when a
+// command ends (or when one starts while another runs), so the cost of
+// an init's start is paid between commands, not in them.
 
 const (
 	spawnArg0 = "rein-exec-spawn"
