@@ -55,3 +55,27 @@ func TestNoSandboxRefusesAutoApproval(t *testing.T) {
 		t.Errorf("without the shell: %v, %v; want nothing to make", box, err)
 	}
 }
+
+func TestSandboxAllowHostFlags(t *testing.T) {
+	var stderr bytes.Buffer
+	a := &app{stderr: &stderr, getenv: func(string) string { return "" }, secrets: newScrubber(), newSandbox: noSandbox}
+	shellOnly := []string{"shell"}
+	for _, tc := range []struct {
+		f    sandboxFlags
+		want string
+	}{
+		{sandboxFlags{network: true, hosts: []string{"example.com"}}, "give one of them"},
+		{sandboxFlags{mode: "off", hosts: []string{"example.com"}}, "needs a sandbox"},
+		{sandboxFlags{hosts: []string{"example.com"}}, "needs a sandbox, and there is none here"},
+	} {
+		_, err := a.shellBox(&tc.f, t.TempDir(), "ask", shellOnly)
+		var ue *usageError
+		if !errors.As(err, &ue) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%+v: %v, want a usage error saying %q", tc.f, err, tc.want)
+		}
+	}
+	a.newSandbox = nil // the machine's own
+	if _, err := a.shellBox(&sandboxFlags{hosts: []string{"https://example.com/x"}}, t.TempDir(), "ask", shellOnly); err == nil || !strings.Contains(err.Error(), "no scheme, port or path") {
+		t.Errorf("a URL as a host: %v, want an error saying what a host is", err)
+	}
+}

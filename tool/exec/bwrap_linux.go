@@ -2,6 +2,7 @@ package exec
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -27,6 +28,7 @@ import (
 type Bubblewrap struct {
 	*sandboxBase
 	bwrap, self string
+	sp          *spawner // nil: each command starts its own bwrap
 }
 
 // NewBubblewrap returns a Bubblewrap context, or an error when bwrap is
@@ -44,7 +46,36 @@ func NewBubblewrap(o *SandboxOptions) (*Bubblewrap, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Bubblewrap{sandboxBase: b, bwrap: bin, self: self}, nil
+	w := &Bubblewrap{sandboxBase: b, bwrap: bin, self: self}
+	if w.sp, err = w.startSpawner(); err != nil && b.proxy != nil {
+		b.close()
+		return nil, fmt.Errorf("exec: bubblewrap cannot serve the allowed hosts here: %w", err)
+	}
+	return w, nil // without a spawner, each command starts its own bwrap
+}
+
+// proxyPath is where rein's proxy socket is bound inside bwrap.
+const proxyPath = "/run/rein/proxy.sock"
+
+// spawnerPath is where the running binary is bound inside bwrap, to
+// run as the spawner.
+const spawnerPath = "/run/rein/" + spawnArg0
+
+// startSpawner starts bwrap once, with the running binary inside as a
+// spawner whose inits each drop every capability before their command
+// (the spawner keeps CAP_SYS_ADMIN, inside bwrap's namespaces, for the
+// inits to mount their /proc, and CAP_SETPCAP for them to empty their
+// bounding set).
+func (w *Bubblewrap) startSpawner() (*spawner, error) {
+	pol := spawnPolicy{DropCaps: true}
+	args := append([]string{reapArg0, "--", w.bwrap}, w.args(w.ws)...)
+	if w.proxy != nil {
+		pol.Proxy = proxyPath
+		args = append(args, "--ro-bind", w.proxy.sock, proxyPath)
+	}
+	js, _ := json.Marshal(pol)
+	args = append(args, "--cap-add", "CAP_SYS_ADMIN", "--cap-add", "CAP_SETPCAP", "--ro-bind", w.self, spawnerPath, "--", spawnerPath, string(js))
+	return startSpawner(&w.ps, &osexec.Cmd{Path: w.self, Args: args}, w.ws)
 }
 
 var bwrapProbe = sync.OnceValues(func() (string, error) {
@@ -70,6 +101,9 @@ func (w *Bubblewrap) Start(ctx context.Context, req *StartRequest) (Process, err
 	if err != nil {
 		return nil, err
 	}
+	if w.sp != nil {
+		return w.sp.start(ctx, req, dir, w.env(req, "/tmp", dir))
+	}
 	// bwrap writes to the info pipe once the command's namespace is set
 	// up; Start returns only then, so a process that rein is killed after
 	// Start returned is one the kernel's parent-death rules reach.
@@ -83,7 +117,7 @@ func (w *Bubblewrap) Start(ctx context.Context, req *StartRequest) (Process, err
 	cmd := &osexec.Cmd{Path: w.self, Args: args}
 	cmd.ExtraFiles = []*os.File{infoW}
 	r := *req
-	r.Env = w.env(req, "/tmp")
+	r.Env = w.env(req, "/tmp", dir)
 	p, err := w.ps.start(ctx, cmd, &r)
 	infoW.Close()
 	if err != nil {
@@ -133,10 +167,15 @@ func (w *Bubblewrap) args(dir string) []string {
 }
 
 // Info says the context is bubblewrap.
-func (w *Bubblewrap) Info() Info { return Info{Name: "bubblewrap", Confined: true, Network: w.net} }
+func (w *Bubblewrap) Info() Info { return w.info("bubblewrap", true) }
 
 // Close kills every process it started and removes the private /tmp.
-func (w *Bubblewrap) Close() error { return w.close() }
+func (w *Bubblewrap) Close() error {
+	if w.sp != nil {
+		w.sp.close()
+	}
+	return w.close()
+}
 
 // reapArg0 is the argv[0] under which the running binary acts as the
 // reaping parent of bwrap.

@@ -6,6 +6,9 @@ import "errors"
 // Bubblewrap when bwrap works, else Landlock. It returns an error that
 // wraps ErrNoSandbox, saying what was tried, when neither works.
 func NewSandbox(o *SandboxOptions) (Context, error) {
+	if err := o.check(); err != nil {
+		return nil, err
+	}
 	bw, errB := NewBubblewrap(o)
 	if errB == nil {
 		return bw, nil

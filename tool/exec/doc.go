@@ -29,9 +29,23 @@
 //     the paths the policy adds and a private temporary directory; reads
 //     only of system directories (read-only), the workspace and the
 //     paths the policy adds, so home directories and other users' files
-//     are out of reach; no network unless the policy allows it; other
+//     are out of reach; no network unless the policy allows it (all of
+//     it, or only the hosts it lists, through rein's proxy); other
 //     processes, rein's own included, are invisible and cannot be
-//     signalled. Unconfined runs the process as the user running rein.
+//     signalled. The private temporary directory is one per context,
+//     shared by its commands. Unconfined runs the process as the user
+//     running rein.
+//
+// # Starting a confined command
+//
+// Bubblewrap and Landlock set their sandbox up once per context: the
+// running binary, re-executed inside it as a spawner, keeps an init
+// ready (a fresh PID and mount namespace with its own /proc, confined
+// already), and a command is handed to that init over a Unix socket,
+// its stdin, stdout and stderr passed as descriptors. A command that
+// comes after a pause pays for a message and a fork; the next init is
+// started when a command ends, between commands. Where the spawner
+// cannot run, each command starts a sandbox of its own.
 //
 // # Choosing a context
 //

@@ -33,6 +33,9 @@ type Info struct {
 	// Network reports whether a confined context lets processes reach
 	// the network.
 	Network bool
+	// Hosts are the only hosts a confined context without Network lets
+	// processes reach, through its proxy; none means no network.
+	Hosts []string
 }
 
 // StartRequest is one command to start.
@@ -60,8 +63,9 @@ type Process interface {
 	Signal(sig os.Signal) error
 	// Wait waits for the leader to end and returns its exit code (-1 when
 	// a signal ended it) and, when it did not exit with 0, an error that
-	// says how it ended (an *os/exec.ExitError for processes on this
-	// machine). Wait may be called more than once.
+	// says how it ended (an *os/exec.ExitError when rein started the
+	// process itself; "exit status N" or "signal: killed" from a
+	// sandbox's spawner). Wait may be called more than once.
 	Wait() (int, error)
 	// Done is closed when the leader has ended.
 	Done() <-chan struct{}

@@ -7,8 +7,11 @@ import (
 	"fmt"
 	"os"
 	osexec "os/exec"
+	"path/filepath"
 	"sync"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
 // helperArg0 is the argv[0] under which the running binary acts as the
@@ -32,6 +35,7 @@ type Landlock struct {
 	self  string
 	abi   int
 	pidNS bool
+	sp    *spawner // nil: each command starts its own helper
 }
 
 // landlockPolicy is what the helper is told, as JSON in its argv.
@@ -62,6 +66,12 @@ func NewLandlock(o *SandboxOptions) (*Landlock, error) {
 		return nil, err
 	}
 	l := &Landlock{sandboxBase: b, self: self, abi: abi, pidNS: true}
+	if l.sp, err = l.startSpawner(); err == nil {
+		return l, nil
+	} else if b.proxy != nil {
+		b.close()
+		return nil, fmt.Errorf("exec: Landlock cannot serve the allowed hosts here: %w", err)
+	}
 	if err := l.probe(); err != nil {
 		l.pidNS = false
 		if err2 := l.probe(); err2 != nil {
@@ -101,23 +111,61 @@ func (l *Landlock) Start(ctx context.Context, req *StartRequest) (Process, error
 	if err != nil {
 		return nil, err
 	}
-	pol := landlockPolicy{ABI: l.abi, Read: append(append([]string{}, SystemDirs...), l.read...),
-		Write: append([]string{l.ws, l.tmp}, l.write...), Network: l.net, PidNS: l.pidNS}
-	js, _ := json.Marshal(pol)
+	if l.sp != nil {
+		return l.sp.start(ctx, req, dir, l.env(req, l.tmp, dir))
+	}
+	js, _ := json.Marshal(l.policy())
 	cmd := &osexec.Cmd{Path: l.self, Args: append([]string{helperArg0, string(js), "--"}, req.Argv...), Dir: dir}
+	cmd.SysProcAttr = l.namespaces()
+	r := *req
+	r.Env = l.env(req, l.tmp, dir)
+	return l.ps.start(ctx, cmd, &r)
+}
+
+// policy is what the helper applies. With allowed hosts the sandbox
+// has a network namespace of its own, with only the loopback and the
+// proxy's forwarder on it, so no seccomp filter is needed for the
+// network.
+func (l *Landlock) policy() *landlockPolicy {
+	return &landlockPolicy{ABI: l.abi, Read: append(append([]string{}, SystemDirs...), l.read...),
+		Write: append([]string{l.ws, l.tmp}, l.write...), Network: l.net || l.proxy != nil, PidNS: l.pidNS}
+}
+
+// namespaces starts the helper in fresh PID and mount namespaces (and a
+// user namespace unless rein runs as root), when the context has them.
+func (l *Landlock) namespaces() *syscall.SysProcAttr {
 	attr := sysProcAttr()
 	if l.pidNS {
 		attr.Cloneflags = syscall.CLONE_NEWPID | syscall.CLONE_NEWNS
+		if l.proxy != nil {
+			attr.Cloneflags |= syscall.CLONE_NEWNET
+		}
 		if os.Geteuid() != 0 {
 			attr.Cloneflags |= syscall.CLONE_NEWUSER
 			attr.UidMappings = []syscall.SysProcIDMap{{ContainerID: os.Getuid(), HostID: os.Getuid(), Size: 1}}
 			attr.GidMappings = []syscall.SysProcIDMap{{ContainerID: os.Getgid(), HostID: os.Getgid(), Size: 1}}
 		}
 	}
-	cmd.SysProcAttr = attr
-	r := *req
-	r.Env = l.env(req, l.tmp)
-	return l.ps.start(ctx, cmd, &r)
+	return attr
+}
+
+// startSpawner starts the helper once, as a spawner whose inits each
+// apply the Landlock rules and the seccomp filter before their command.
+// Its mounts are made read-only once; each init mounts its own /proc,
+// for which the spawner keeps CAP_SYS_ADMIN (in its own user namespace
+// unless rein runs as root) as an ambient capability the inits clear.
+func (l *Landlock) startSpawner() (*spawner, error) {
+	pol := spawnPolicy{Landlock: l.policy()}
+	if l.proxy != nil {
+		pol.Proxy, pol.LoopbackUp = l.proxy.sock, true
+	}
+	js, _ := json.Marshal(pol)
+	cmd := &osexec.Cmd{Path: l.self, Args: []string{spawnArg0, string(js)}, Dir: l.ws}
+	cmd.SysProcAttr = l.namespaces()
+	if os.Geteuid() != 0 {
+		cmd.SysProcAttr.AmbientCaps = []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_NET_ADMIN}
+	}
+	return startSpawner(&l.ps, cmd, l.ws)
 }
 
 // Info says the context is Landlock.
@@ -126,12 +174,17 @@ func (l *Landlock) Info() Info {
 	if !l.pidNS {
 		name = "landlock-shared-pid"
 	}
-	return Info{Name: name, Confined: l.pidNS, Network: l.net}
+	return l.info(name, l.pidNS)
 }
 
 // Close kills every process it started and removes the private
 // temporary directory.
-func (l *Landlock) Close() error { return l.close() }
+func (l *Landlock) Close() error {
+	if l.sp != nil {
+		l.sp.close()
+	}
+	return l.close()
+}
 
 // RunHelper makes the running binary act as one of this package's
 // helpers when it was started as one, and never returns then; otherwise
@@ -139,11 +192,18 @@ func (l *Landlock) Close() error { return l.close() }
 // tests that use a sandbox).
 func RunHelper() {
 	helperReady.Store(true)
-	if len(os.Args) < 3 {
+	if len(os.Args) < 2 {
 		return
 	}
 	switch {
-	case os.Args[0] == reapArg0 && os.Args[1] == "--":
+	case filepath.Base(os.Args[0]) == spawnArg0 && len(os.Args) == 2:
+		if err := spawnerMain(spawnPolicyArg(), os.Args[1]); err != nil {
+			helperFail(err)
+		}
+		syscall.Exit(0)
+	case os.Args[0] == initArg0 && len(os.Args) == 2:
+		helperFail(initMain(spawnPolicyArg()))
+	case os.Args[0] == reapArg0 && len(os.Args) >= 3 && os.Args[1] == "--":
 		// syscall.Exit, not os.Exit: the helper has nothing to flush, and
 		// a race-enabled binary would otherwise wait a second at exit.
 		syscall.Exit(reapAndWait(os.Args[2:]))
@@ -154,6 +214,15 @@ func RunHelper() {
 		}
 		helperFail(confineAndExec(&pol, os.Args[3:]))
 	}
+}
+
+// spawnPolicyArg is the policy a spawner or an init was given.
+func spawnPolicyArg() *spawnPolicy {
+	var pol spawnPolicy
+	if err := json.Unmarshal([]byte(os.Args[1]), &pol); err != nil {
+		helperFail(fmt.Errorf("bad policy: %w", err))
+	}
+	return &pol
 }
 
 func helperFail(err error) {

@@ -3,8 +3,10 @@ package exec
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync/atomic"
 )
@@ -24,6 +26,17 @@ type SandboxOptions struct {
 	// Network lets processes use the network. Without it they have
 	// none: no sockets to other machines nor to this one's services.
 	Network bool
+	// Hosts, when Network is false, lets processes reach these hosts and
+	// no others: names or addresses ("example.com", "10.0.0.1"), or
+	// "*.example.com" for every subdomain. They reach them through an
+	// HTTP proxy rein runs outside the sandbox, which a forwarder inside
+	// serves on the loopback ProxyPort; every process's environment gets
+	// HTTP_PROXY and HTTPS_PROXY (and their lower-case forms) pointing
+	// at it. Requests for other hosts are refused and logged.
+	Hosts []string
+	// Logger receives what the sandbox refuses (a host not in Hosts);
+	// nil discards it.
+	Logger *slog.Logger
 }
 
 // SystemDirs are the directories a confined process may read (never
@@ -62,18 +75,32 @@ type sandboxBase struct {
 	read    []string
 	write   []string
 	net     bool
+	hosts   []string
+	proxy   *hostProxy // with hosts: rein's end of the allow-list
 	ps      procs
 }
 
-func newSandboxBase(o *SandboxOptions) (*sandboxBase, error) {
+// check says what is wrong with the policy itself, whatever the
+// machine offers.
+func (o *SandboxOptions) check() error {
 	if o == nil || o.Workspace == "" {
-		return nil, errors.New("exec: SandboxOptions.Workspace is empty; give the directory commands may change")
+		return errors.New("exec: SandboxOptions.Workspace is empty; give the directory commands may change")
+	}
+	if o.Network && len(o.Hosts) > 0 {
+		return errors.New("exec: the network is allowed to every host and to a list of hosts at once; give one or the other")
+	}
+	return checkHosts(o.Hosts)
+}
+
+func newSandboxBase(o *SandboxOptions) (*sandboxBase, error) {
+	if err := o.check(); err != nil {
+		return nil, err
 	}
 	ws, err := realDir(o.Workspace)
 	if err != nil {
 		return nil, fmt.Errorf("exec: workspace: %w", err)
 	}
-	b := &sandboxBase{ws: ws, net: o.Network}
+	b := &sandboxBase{ws: ws, net: o.Network, hosts: o.Hosts}
 	for _, p := range o.Read {
 		if r, err := filepath.EvalSymlinks(p); err == nil {
 			b.read = append(b.read, r)
@@ -87,7 +114,24 @@ func newSandboxBase(o *SandboxOptions) (*sandboxBase, error) {
 	if b.tmp, err = os.MkdirTemp("", "rein-sandbox-"); err != nil {
 		return nil, fmt.Errorf("exec: private temporary directory: %w", err)
 	}
+	if len(o.Hosts) > 0 {
+		if b.proxy, err = newHostProxy(o.Hosts, o.Logger); err != nil {
+			os.RemoveAll(b.tmp)
+			return nil, err
+		}
+	}
 	return b, nil
+}
+
+// proxyEnv points a process at the proxy forwarder.
+var proxyEnv = func() []string {
+	url := "http://127.0.0.1:" + strconv.Itoa(ProxyPort)
+	return []string{"HTTP_PROXY=" + url, "HTTPS_PROXY=" + url, "http_proxy=" + url, "https_proxy=" + url}
+}()
+
+// info describes a confined context named name.
+func (b *sandboxBase) info(name string, confined bool) Info {
+	return Info{Name: name, Confined: confined, Network: b.net, Hosts: b.hosts}
 }
 
 func realDir(p string) (string, error) {
@@ -122,19 +166,31 @@ func (b *sandboxBase) checkDir(dir string) (string, error) {
 }
 
 // env is req's environment with the private temporary directory as
-// TMPDIR and HOME (the real home is out of reach).
-func (b *sandboxBase) env(req *StartRequest, tmp string) []string {
-	out := make([]string, 0, len(req.Env)+2)
+// TMPDIR and HOME (the real home is out of reach), and PWD set to dir
+// when req sets none.
+func (b *sandboxBase) env(req *StartRequest, tmp, dir string) []string {
+	out := make([]string, 0, len(req.Env)+3)
+	pwd := false
 	for _, kv := range req.Env {
 		if strings.HasPrefix(kv, "TMPDIR=") || strings.HasPrefix(kv, "HOME=") {
 			continue
 		}
+		pwd = pwd || strings.HasPrefix(kv, "PWD=")
 		out = append(out, kv)
+	}
+	if !pwd {
+		out = append(out, "PWD="+dir)
+	}
+	if b.proxy != nil {
+		out = append(out, proxyEnv...)
 	}
 	return append(out, "TMPDIR="+tmp, "HOME="+tmp)
 }
 
 func (b *sandboxBase) close() error {
 	b.ps.close()
+	if b.proxy != nil {
+		b.proxy.Close()
+	}
 	return os.RemoveAll(b.tmp)
 }
