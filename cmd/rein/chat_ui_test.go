@@ -205,13 +205,15 @@ func TestChatShowsSubagentProgress(t *testing.T) {
 }
 
 // An MCP server's request for input is a form in the chat: its answers
-// reach the server; Esc declines the next one.
+// reach the server; Esc declines the next one, and n a request to open
+// a page.
 func TestChatAnswersAnElicitationForm(t *testing.T) {
 	url := mcptest.ServeHTTP(t, mcptest.NewHostServer(nil))
 	e := newEnv(t)
 	m, srv := chatServer(t,
 		llmtest.CallTool("c1", "mcp_host_form", `{}`),
 		llmtest.CallTool("c2", "mcp_host_form", `{}`),
+		llmtest.CallTool("c3", "mcp_host_url", `{}`),
 		llmtest.Reply("Thanks, Ada."),
 	)
 	s := startChat(t, e, wires[0].env(), chatArgs(srv, e, "--approve", "auto", "--mcp", "host="+url)...)
@@ -228,20 +230,22 @@ func TestChatAnswersAnElicitationForm(t *testing.T) {
 	s.keys("Enter")
 	s.waitFor(`│ accept {"age":36,"name":"Ada"}`, "MCP server host asks: Who are you?")
 	s.keys("Escape")
-	s.waitFor("│ decline null", "Thanks, Ada.", idlePrompt)
+	s.waitFor("│ decline null", "MCP server host asks: Sign in", "Open https://example.com/signin?")
+	s.typeText("n")
+	s.waitFor("Thanks, Ada.", idlePrompt)
 	reqs := m.Requests()
-	if len(reqs) != 3 {
-		t.Fatalf("%d requests, want 3", len(reqs))
+	if len(reqs) != 4 {
+		t.Fatalf("%d requests, want 4", len(reqs))
 	}
 	var results []string
-	for _, msg := range reqs[2].Messages {
+	for _, msg := range reqs[3].Messages {
 		for _, p := range msg.Parts {
 			if r, ok := p.(*llm.ToolResult); ok {
 				results = append(results, resultText(r.Parts))
 			}
 		}
 	}
-	if diff := cmp.Diff([]string{`accept {"age":36,"name":"Ada"}`, "decline null"}, results); diff != "" {
+	if diff := cmp.Diff([]string{`accept {"age":36,"name":"Ada"}`, "decline null", "decline null"}, results); diff != "" {
 		t.Errorf("tool results the model got (-want +got):\n%s", diff)
 	}
 }
