@@ -107,6 +107,12 @@ func (s *tmuxSession) keys(keys ...string) {
 
 func (s *tmuxSession) typeText(text string) { s.tmux("send-keys", "-t", "rein", "-l", text) }
 
+// prompt types text and sends it with Enter.
+func (s *tmuxSession) prompt(text string) {
+	s.typeText(text)
+	s.keys("Enter")
+}
+
 func (s *tmuxSession) screen() string { return s.tmux("capture-pane", "-p", "-t", "rein") }
 
 // waitFor polls the screen until it contains every string of want.
