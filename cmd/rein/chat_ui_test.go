@@ -61,7 +61,8 @@ func TestChatEditorKeepsLines(t *testing.T) {
 	e := newEnv(t)
 	m, srv := chatServer(t, llmtest.Reply("Got two lines."), llmtest.Reply("Got three."))
 	s := startChat(t, e, wires[0].env(), chatArgs(srv, e)...)
-	s.waitFor("anthropic/claude-sonnet-4-5")
+	// An empty chat says how to use it.
+	s.waitFor("anthropic/claude-sonnet-4-5", "Type a prompt and press Enter to send it. Alt+Enter or Ctrl+J adds a line")
 	s.tmux("set-buffer", "-b", "clip", "first pasted line\nsecond pasted line")
 	s.tmux("paste-buffer", "-p", "-b", "clip", "-t", "rein")
 	s.waitFor("> first pasted line\n  second pasted line")
