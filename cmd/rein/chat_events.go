@@ -41,6 +41,11 @@ type block struct {
 	linesW int
 	linesR bool
 	linesX bool
+	// md caches a streaming answer's whole paragraphs, the first mdCut
+	// bytes of text, rendered at width mdW.
+	md    []string
+	mdCut int
+	mdW   int
 }
 
 // apply folds one event into the transcript and the status totals.

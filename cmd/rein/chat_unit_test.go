@@ -134,3 +134,21 @@ func TestEditorHistoryFile(t *testing.T) {
 		t.Errorf("the file keeps %d lines, want %d", n, historyKeep)
 	}
 }
+
+func TestChatStreamingRendersWholeParagraphs(t *testing.T) {
+	m := scrollModel(0)
+	m.appendText(blockAssistant, "Some **bold** words.\n\n```\ncode\n\nmore\n")
+	var got []string
+	for _, l := range m.lines(0) {
+		got = append(got, strings.TrimSpace(stripANSI(l)))
+	}
+	// The first paragraph is whole and rendered; the open fence is shown
+	// as it is until it closes.
+	want := []string{"Some bold words.", "", "```", "code", "", "more"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("streaming lines (-want +got):\n%s", diff)
+	}
+	if n := paragraphsEnd("a\n\nb"); n != 3 {
+		t.Errorf("paragraphsEnd = %d, want 3", n)
+	}
+}

@@ -96,7 +96,7 @@ func (m *chatModel) renderBlock(b *block, w int) []string {
 		return append([]string{""}, wrap(styleUser.Render("you: ")+b.text)...)
 	case blockAssistant:
 		if !b.done {
-			return wrap(strings.TrimRight(b.text, "\n"))
+			return m.streaming(b, w)
 		}
 		return m.md.render(b.text, w)
 	case blockReasoning:
@@ -118,4 +118,44 @@ func (m *chatModel) renderBlock(b *block, w int) []string {
 		return wrap(styleError.Render(b.text))
 	}
 	return nil
+}
+
+// streaming renders an answer still being written: its whole paragraphs
+// as Markdown, rendered again only when another one is complete, and the
+// paragraph being written wrapped as it comes.
+func (m *chatModel) streaming(b *block, w int) []string {
+	cut := paragraphsEnd(b.text)
+	if cut != b.mdCut || w != b.mdW || b.md == nil {
+		b.md, b.mdCut, b.mdW = nil, cut, w
+		if cut > 0 {
+			b.md = m.md.render(b.text[:cut], w)
+		}
+	}
+	out := append([]string(nil), b.md...)
+	tail := strings.TrimRight(b.text[cut:], "\n")
+	if tail == "" {
+		return out
+	}
+	if len(out) > 0 {
+		out = append(out, "")
+	}
+	return append(out, strings.Split(lipgloss.NewStyle().Width(w).Render(tail), "\n")...)
+}
+
+// paragraphsEnd is where the whole paragraphs of s end: after its last
+// blank line outside a code fence.
+func paragraphsEnd(s string) int {
+	end, fenced, pos := 0, false, 0
+	for line := range strings.SplitSeq(s, "\n") {
+		next := pos + len(line) + 1
+		trimmed := strings.TrimSpace(line)
+		switch {
+		case strings.HasPrefix(trimmed, "```"):
+			fenced = !fenced
+		case trimmed == "" && !fenced && next <= len(s):
+			end = next
+		}
+		pos = next
+	}
+	return end
 }
