@@ -61,7 +61,7 @@ func BenchmarkChatView(b *testing.B) {
 			m.width, m.height = 100, 40
 			for i := range n {
 				m.blocks = append(m.blocks, block{kind: blockUser, text: fmt.Sprintf("question %d", i)},
-					block{kind: blockAssistant, text: "An answer with `code` and\n- a list\n- of things"})
+					block{kind: blockAssistant, done: true, text: "An answer with `code` and\n- a list\n- of things"})
 			}
 			m.View()
 			for b.Loop() {

@@ -1,17 +1,19 @@
 package main
 
 import (
-	"github.com/reinhq/rein/internal/testwait"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/reinhq/rein/internal/testwait"
 	"github.com/reinhq/rein/llm"
 	"github.com/reinhq/rein/llm/llmtest"
 )
@@ -21,6 +23,7 @@ import (
 type tmuxSession struct {
 	t    *testing.T
 	sock string
+	home string
 }
 
 func startChat(t *testing.T, e *env, extraEnv []string, args ...string) *tmuxSession {
@@ -34,7 +37,13 @@ func startTmux(t *testing.T, e *env, extraEnv []string, args ...string) *tmuxSes
 	if _, err := exec.LookPath("tmux"); err != nil {
 		t.Skip("tmux is not installed (Debian: apt-get install tmux); the chat UI tests need a real terminal")
 	}
-	s := &tmuxSession{t: t, sock: filepath.Join(e.home, "tmux.sock")}
+	// A socket of its own for each start: a server being killed may
+	// still hold the last one.
+	sock := filepath.Join(e.home, "tmux.sock")
+	for n := 2; fileExists(sock); n++ {
+		sock = filepath.Join(e.home, fmt.Sprintf("tmux%d.sock", n))
+	}
+	s := &tmuxSession{t: t, sock: sock, home: e.home}
 	var cmdline strings.Builder
 	cmdline.WriteString("cd " + shellQuote(e.work) + " && env")
 	for _, kv := range append(append([]string{}, e.vars...), extraEnv...) {
@@ -50,8 +59,34 @@ func startTmux(t *testing.T, e *env, extraEnv []string, args ...string) *tmuxSes
 	// Keep the pane after rein exits, with its exit code, for the test to read.
 	cmdline.WriteString(`; echo "[exit $?]"; sleep 600`)
 	s.tmux("new-session", "-d", "-x", "100", "-y", "24", "-s", "rein", cmdline.String())
-	t.Cleanup(func() { exec.Command("tmux", "-S", s.sock, "kill-server").Run() })
+	t.Cleanup(s.stop)
 	return s
+}
+
+// stop ends the tmux server, and with it the rein in its pane, and checks
+// that no rein process of the test is left running.
+func (s *tmuxSession) stop() {
+	exec.Command("tmux", "-S", s.sock, "kill-server").Run()
+	if !testwait.For(10*time.Second, func() bool { return len(reinProcesses(s.home)) == 0 }) {
+		s.t.Errorf("rein processes left running after the test: %v", reinProcesses(s.home))
+	}
+}
+
+// reinProcesses lists the running rein processes whose HOME is home, read
+// from /proc (none where there is no /proc).
+func reinProcesses(home string) []string {
+	dirs, _ := filepath.Glob("/proc/[0-9]*")
+	var out []string
+	for _, d := range dirs {
+		if exe, err := os.Readlink(filepath.Join(d, "exe")); err != nil || exe != reinBin {
+			continue
+		}
+		env, err := os.ReadFile(filepath.Join(d, "environ"))
+		if err == nil && slices.Contains(strings.Split(string(env), "\x00"), "HOME="+home) {
+			out = append(out, filepath.Base(d))
+		}
+	}
+	return out
 }
 
 func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
@@ -72,29 +107,45 @@ func (s *tmuxSession) keys(keys ...string) {
 
 func (s *tmuxSession) typeText(text string) { s.tmux("send-keys", "-t", "rein", "-l", text) }
 
+// prompt types text and sends it with Enter.
+func (s *tmuxSession) prompt(text string) {
+	s.typeText(text)
+	s.keys("Enter")
+}
+
 func (s *tmuxSession) screen() string { return s.tmux("capture-pane", "-p", "-t", "rein") }
 
 // waitFor polls the screen until it contains every string of want.
 func (s *tmuxSession) waitFor(want ...string) string {
 	s.t.Helper()
-	var scr string
-	shows := func() bool {
-		scr = s.screen()
+	return s.waitScreen(fmt.Sprintf("showed %q", want), func(scr string) bool {
 		for _, w := range want {
 			if !strings.Contains(scr, w) {
 				return false
 			}
 		}
 		return true
-	}
-	if !testwait.For(15*time.Second, shows) {
-		s.t.Fatalf("the screen never showed %q:\n%s", want, scr)
+	})
+}
+
+// waitScreen polls the screen until ok holds for it; what says what was
+// awaited, for the failure.
+func (s *tmuxSession) waitScreen(what string, ok func(screen string) bool) string {
+	s.t.Helper()
+	var scr string
+	if !testwait.For(15*time.Second, func() bool { scr = s.screen(); return ok(scr) }) {
+		s.t.Fatalf("the screen never %s:\n%s", what, scr)
 	}
 	return scr
 }
 
-// idlePrompt is the input line while no turn runs.
-const idlePrompt = "> █"
+func fileExists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
+}
+
+// idlePrompt is the start of the status line while no turn runs.
+const idlePrompt = " ready · "
 
 var (
 	durationRE = regexp.MustCompile(`\b[0-9]+(\.[0-9]+)?(ns|µs|us|ms|s|m)\b`)
@@ -192,7 +243,7 @@ func TestChatEscCancels(t *testing.T) {
 	// The session goes on after a cancel.
 	s.typeText("are you there?")
 	s.keys("Enter")
-	s.waitFor("Still here.")
+	s.waitFor("Still here.", idlePrompt)
 	if n := m.Calls(); n != 2 {
 		t.Errorf("%d model calls, want 2", n)
 	}

@@ -370,6 +370,9 @@ func (a *app) build(ctx context.Context, f *agentFlags, ask tool.Approver, inter
 	if tr != nil {
 		host.tracer = tr.tp
 	}
+	if c, ok := ask.(*chatApprover); ok {
+		host.elicit = c.Elicit // the chat shows a form
+	}
 	mgr, err := a.mcpTools(ctx, host)
 	if err != nil {
 		return nil, err

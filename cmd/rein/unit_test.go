@@ -123,15 +123,16 @@ func TestParseToolList(t *testing.T) {
 }
 
 func TestRenderMarkdown(t *testing.T) {
-	got := renderMarkdown("# Title\n- item\n```\ncode\n```\nplain", 40)
-	want := []string{"Title", "• item", "  code", "plain"}
-	if len(got) != len(want) {
-		t.Fatalf("lines = %q", got)
+	md := &markdown{dark: true}
+	got := md.render("# Title\n\nSome **bold** and `code`.\n\n- item\n\n```\nfenced\n```\n\nplain", 40)
+	var plain []string
+	for _, l := range got {
+		plain = append(plain, strings.TrimSpace(stripANSI(l)))
 	}
-	for i := range want {
-		if strings.TrimRight(stripANSI(got[i]), " ") != want[i] {
-			t.Errorf("line %d = %q, want %q", i, stripANSI(got[i]), want[i])
-		}
+	// Markup is rendered, not shown: no #, ** or backticks are left.
+	want := []string{"Title", "", "Some bold and \u00a0code\u00a0.", "", "• item", "", "fenced", "", "plain"}
+	if diff := cmp.Diff(want, plain); diff != "" {
+		t.Errorf("rendered Markdown (-want +got):\n%s", diff)
 	}
 }
 
