@@ -171,7 +171,11 @@ func initMain(pol *spawnPolicy) error {
 		syscall.Exit(0) // rein closed without a command: nothing to run
 	}
 	code := runCommand(f, sigs)
-	sendFrame(conn, []byte(strconv.Itoa(code)))
+	report := strconv.Itoa(code)
+	if othersRunning() {
+		report += lingerMark // they end with this init, which ends the namespace
+	}
+	sendFrame(conn, []byte(report))
 	syscall.Exit(code)
 	return nil
 }
@@ -206,6 +210,25 @@ func runCommand(f *frame, sigs chan os.Signal) int {
 		}
 	}()
 	return waitCommand(pid)
+}
+
+// lingerMark follows an init's exit code when the command left processes
+// running, which the end of its namespace stops.
+const lingerMark = " lingered"
+
+// othersRunning reaps what has ended and reports whether any process the
+// command started is still running.
+func othersRunning() bool {
+	for {
+		pid, err := syscall.Wait4(-1, nil, syscall.WNOHANG, nil)
+		switch {
+		case err == syscall.EINTR || pid > 0:
+			continue
+		case err != nil: // ECHILD: no child left
+			return false
+		}
+		return true // children that have not ended
+	}
 }
 
 // waitCommand reaps children until pid ends, and returns how it ended.

@@ -238,7 +238,9 @@ func (s *spawner) await(p *spawnedProc, c *net.UnixConn, io *stdio) {
 	if err == nil {
 		f.close() // an init passes none; a command that took its init over might
 
-		if code, err := strconv.Atoi(string(f.body)); err == nil {
+		body, lingered := strings.CutSuffix(string(f.body), lingerMark)
+		p.lingered = lingered
+		if code, err := strconv.Atoi(body); err == nil {
 			p.code, p.err = code, nil
 			if code != 0 {
 				p.err = fmt.Errorf("exit status %d", code)
@@ -280,16 +282,30 @@ func (s *spawner) close() {
 // spawnedProc is a command a spawner's init runs; the init leads its
 // process group, and pid is the init's pid as rein sees it.
 type spawnedProc struct {
-	pid  int
-	done chan struct{}
-	code int
-	err  error
+	pid      int
+	done     chan struct{}
+	code     int
+	err      error
+	lingered bool // the command left processes running; set before done closes
 }
 
 func (p *spawnedProc) Pid() int                   { return p.pid }
 func (p *spawnedProc) Done() <-chan struct{}      { return p.done }
 func (p *spawnedProc) Signal(sig os.Signal) error { return signalPid(p.pid, sig) }
-func (p *spawnedProc) Alive() bool                { return syscall.Kill(-p.pid, 0) == nil }
+
+// Alive reports whether the command's processes are still running. Once
+// the command has ended, the init that ran it does not count: only what
+// the command left behind, until the end of the namespace stops it.
+func (p *spawnedProc) Alive() bool {
+	select {
+	case <-p.done:
+		if !p.lingered {
+			return false
+		}
+	default:
+	}
+	return syscall.Kill(-p.pid, 0) == nil
+}
 
 func (p *spawnedProc) Wait() (int, error) {
 	<-p.done

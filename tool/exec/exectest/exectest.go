@@ -99,6 +99,18 @@ func Run(t *testing.T, o *Options) {
 			}
 		}
 	})
+	t.Run("EndedAloneIsNotAlive", func(t *testing.T) {
+		// A command that started nothing else is not alive once it has
+		// ended: the shell reports processes left running by this.
+		c, ws := newCtx(t)
+		for range 5 {
+			p := start(t, c, ws, "true")
+			<-p.Done()
+			if p.Alive() {
+				t.Fatal("Alive() = true right after a command that left nothing running ended")
+			}
+		}
+	})
 	t.Run("GroupSignal", func(t *testing.T) {
 		c, ws := newCtx(t)
 		p := start(t, c, ws, "sleep 30 & sleep 30 & wait")
