@@ -71,8 +71,9 @@ type Store struct {
 
 	wal    string      // the write-ahead log's file; empty if the database is not in WAL mode
 	bg     syncq.Queue // the background sync of the WAL for AppendAsync
-	insEv  *sql.Stmt   // prepared once: insert an event
-	updSes *sql.Stmt   // prepared once: set a session's last seq and updated time
+	// Prepared once on w, for appends: begin, commit, insert an event,
+	// set a session's last seq and updated time.
+	begin, end, insEv, updSes *sql.Stmt
 
 	mu       sync.Mutex
 	closed   bool
@@ -159,11 +160,17 @@ func (s *Store) prepare(ctx context.Context) error {
 		s.wal = s.path + "-wal"
 	}
 	var err error
-	if s.insEv, err = s.db.PrepareContext(ctx, `INSERT INTO events (session, seq, time, type, turn, run, parent_run, agent, data)
+	if s.begin, err = s.w.PrepareContext(ctx, "BEGIN IMMEDIATE"); err != nil {
+		return err
+	}
+	if s.end, err = s.w.PrepareContext(ctx, "COMMIT"); err != nil {
+		return err
+	}
+	if s.insEv, err = s.w.PrepareContext(ctx, `INSERT INTO events (session, seq, time, type, turn, run, parent_run, agent, data)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`); err != nil {
 		return err
 	}
-	s.updSes, err = s.db.PrepareContext(ctx, `UPDATE sessions SET last_seq = ?, updated = ? WHERE id = ?`)
+	s.updSes, err = s.w.PrepareContext(ctx, `UPDATE sessions SET last_seq = ?, updated = ? WHERE id = ?`)
 	return err
 }
 
@@ -209,6 +216,23 @@ func (s *Store) isClosed() bool {
 // synced if sync is set and the durability setting would not sync anyway:
 // in the commit, or after it in the background if async.
 func (s *Store) write(ctx context.Context, sync, async bool, fn func(tx *sql.Tx) error) error {
+	return s.commit(ctx, sync, async, func() error {
+		tx, err := s.w.BeginTx(ctx, nil)
+		if err != nil {
+			return err
+		}
+		if err := fn(tx); err != nil {
+			tx.Rollback()
+			return err
+		}
+		return tx.Commit()
+	})
+}
+
+// commit runs txn, which commits one transaction on the write
+// connection, synced as write says, and counts the commit for the
+// background sync.
+func (s *Store) commit(ctx context.Context, sync, async bool, txn func() error) error {
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
 	if s.w == nil {
@@ -222,15 +246,7 @@ func (s *Store) write(ctx context.Context, sync, async bool, fn func(tx *sql.Tx)
 		}
 		defer s.w.ExecContext(context.Background(), "PRAGMA synchronous = NORMAL")
 	}
-	tx, err := s.w.BeginTx(ctx, nil)
-	if err != nil {
-		return err
-	}
-	if err := fn(tx); err != nil {
-		tx.Rollback()
-		return err
-	}
-	if err := tx.Commit(); err != nil {
+	if err := txn(); err != nil {
 		return err
 	}
 	s.commits++
@@ -445,20 +461,29 @@ func (s *Store) repair(ctx context.Context, tx *sql.Tx, id session.ID, last int6
 	return fix, nil
 }
 
-// insert writes events after last, checking seqs, and updates the session row.
+// insert writes events after last, checking seqs, and updates the
+// session row, in tx.
 func (s *Store) insert(ctx context.Context, tx *sql.Tx, id session.ID, last int64, events []session.Event) error {
+	ins := tx.StmtContext(ctx, s.insEv)
+	defer ins.Close()
+	upd := tx.StmtContext(ctx, s.updSes)
+	defer upd.Close()
+	return insertWith(ctx, ins, upd, id, last, events)
+}
+
+// insertWith is insert through ins and upd, statements of the
+// transaction in progress.
+func insertWith(ctx context.Context, ins, upd *sql.Stmt, id session.ID, last int64, events []session.Event) error {
 	if err := session.CheckAppend(id, last, events); err != nil {
 		return fmt.Errorf("sqlite: %w", err)
 	}
-	stmt := tx.StmtContext(ctx, s.insEv)
-	defer stmt.Close()
 	for i := range events {
 		e := &events[i]
 		data, err := payloadJSON(e.Data)
 		if err != nil {
 			return fmt.Errorf("sqlite: append to %q: event seq %d: %w", id, e.Seq, err)
 		}
-		if _, err := stmt.ExecContext(ctx, string(id), e.Seq, e.Time.UnixNano(), e.Data.EventType(),
+		if _, err := ins.ExecContext(ctx, string(id), e.Seq, e.Time.UnixNano(), e.Data.EventType(),
 			string(e.Turn), string(e.Run), string(e.ParentRun), e.Agent, data); err != nil {
 			if c := sqliteCode(err); c == sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY {
 				return fmt.Errorf("sqlite: append to %q: seq %d exists: %w", id, e.Seq, session.ErrSeqConflict)
@@ -467,8 +492,6 @@ func (s *Store) insert(ctx context.Context, tx *sql.Tx, id session.ID, last int6
 		}
 	}
 	lastEv := &events[len(events)-1]
-	upd := tx.StmtContext(ctx, s.updSes)
-	defer upd.Close()
 	_, err := upd.ExecContext(ctx, lastEv.Seq, lastEv.Time.UnixNano(), string(id))
 	return err
 }
@@ -516,8 +539,8 @@ func (s *Store) append(ctx context.Context, id session.ID, events []session.Even
 	if err := session.CheckAppend(id, st.lastSeq, events); err != nil {
 		return fmt.Errorf("sqlite: %w", err)
 	}
-	err = s.write(ctx, sync, async, func(tx *sql.Tx) error {
-		return s.insert(ctx, tx, id, st.lastSeq, events)
+	err = s.commit(ctx, sync, async, func() error {
+		return s.appendTx(ctx, id, st.lastSeq, events)
 	})
 	if err != nil {
 		if errors.Is(err, session.ErrSeqConflict) || errors.Is(err, session.ErrClosed) {
@@ -774,7 +797,7 @@ func (s *Store) Close() error {
 	if _, err := s.w.ExecContext(context.Background(), `DELETE FROM locks WHERE owner = ?`, s.owner); err != nil {
 		errs = append(errs, fmt.Errorf("sqlite: close: release locks: %w", err))
 	}
-	errs = append(errs, s.insEv.Close(), s.updSes.Close(), s.w.Close())
+	errs = append(errs, s.begin.Close(), s.end.Close(), s.insEv.Close(), s.updSes.Close(), s.w.Close())
 	s.w = nil
 	errs = append(errs, s.db.Close())
 	return errors.Join(errs...)
