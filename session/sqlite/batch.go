@@ -2,20 +2,36 @@ package sqlite
 
 import (
 	"context"
+	"database/sql"
+	"fmt"
+	"strings"
+
+	sqlite3 "modernc.org/sqlite/lib"
 
 	"github.com/reinhq/rein/session"
 )
 
+// maxRows is the most events one insert statement writes; a larger batch
+// takes several. A step's batches hold one to a few events.
+const maxRows = 8
+
+// eventCols is the number of columns an inserted event binds.
+const eventCols = 9
+
 // appendTx commits events after last in one immediate transaction run by
-// the statements prepared on the write connection: BEGIN IMMEDIATE, an
-// insert per event, the session row's update, COMMIT. It takes no
-// database/sql transaction, whose watcher goroutine and per-statement
-// copies would cost every batch. s.wmu is held.
+// statements prepared once on the write connection: BEGIN IMMEDIATE, one
+// insert of all the batch's rows (up to maxRows a statement), the session
+// row's update, COMMIT. It takes no database/sql transaction, whose
+// watcher goroutine and per-statement copies would cost every batch, and
+// no statement per event. s.wmu is held.
 func (s *Store) appendTx(ctx context.Context, id session.ID, last int64, events []session.Event) error {
+	if err := session.CheckAppend(id, last, events); err != nil {
+		return fmt.Errorf("sqlite: %w", err)
+	}
 	if _, err := s.begin.ExecContext(ctx); err != nil {
 		return err
 	}
-	err := insertWith(ctx, s.insEv, s.updSes, id, last, events)
+	err := s.record(ctx, id, events, func(st *sql.Stmt) *sql.Stmt { return st })
 	if err == nil {
 		_, err = s.end.ExecContext(ctx)
 	}
@@ -25,4 +41,78 @@ func (s *Store) appendTx(ctx context.Context, id session.ID, last int64, events 
 		return err
 	}
 	return nil
+}
+
+// record inserts events, maxRows a statement, binding their values into
+// the Store's reused argument slice, and sets the session row's last seq
+// and time, all through the write connection's statements as bind
+// returns them for the transaction in progress. The seqs are checked.
+func (s *Store) record(ctx context.Context, id session.ID, events []session.Event, bind func(*sql.Stmt) *sql.Stmt) error {
+	lastEv := &events[len(events)-1]
+	for len(events) > 0 {
+		n := min(len(events), maxRows)
+		stmt, err := s.insertStmt(ctx, n)
+		if err != nil {
+			return err
+		}
+		stmt = bind(stmt)
+		args := s.args[:0]
+		for i := range events[:n] {
+			e := &events[i]
+			data, err := payloadJSON(e.Data)
+			if err != nil {
+				return fmt.Errorf("sqlite: append to %q: event seq %d: %w", id, e.Seq, err)
+			}
+			args = append(args, string(id), e.Seq, e.Time.UnixNano(), e.Data.EventType(),
+				string(e.Turn), string(e.Run), string(e.ParentRun), e.Agent, data)
+		}
+		_, err = stmt.ExecContext(ctx, args...)
+		clear(args)
+		s.args = args[:0]
+		if err != nil {
+			if sqliteCode(err) == sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY {
+				return fmt.Errorf("sqlite: append to %q: a seq from %d to %d exists: %w", id, events[0].Seq, events[n-1].Seq, session.ErrSeqConflict)
+			}
+			return err
+		}
+		events = events[n:]
+	}
+	_, err := bind(s.updSes).ExecContext(ctx, lastEv.Seq, lastEv.Time.UnixNano(), string(id))
+	return err
+}
+
+// insertStmt returns the statement inserting n events, preparing it on
+// the write connection the first time. s.wmu is held.
+func (s *Store) insertStmt(ctx context.Context, n int) (*sql.Stmt, error) {
+	if st := s.insRows[n-1]; st != nil {
+		return st, nil
+	}
+	var q strings.Builder
+	q.WriteString(`INSERT INTO events (session, seq, time, type, turn, run, parent_run, agent, data) VALUES `)
+	for i := range n {
+		if i > 0 {
+			q.WriteString(", ")
+		}
+		q.WriteString("(?" + strings.Repeat(", ?", eventCols-1) + ")")
+	}
+	st, err := s.w.PrepareContext(ctx, q.String())
+	if err != nil {
+		return nil, err
+	}
+	s.insRows[n-1] = st
+	return st, nil
+}
+
+// closeInserts closes the prepared inserts. s.wmu is held.
+func (s *Store) closeInserts() error {
+	var first error
+	for i, st := range s.insRows {
+		if st != nil {
+			if err := st.Close(); err != nil && first == nil {
+				first = err
+			}
+			s.insRows[i] = nil
+		}
+	}
+	return first
 }

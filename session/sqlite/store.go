@@ -69,11 +69,14 @@ type Store struct {
 	w       *sql.Conn
 	commits int64 // commits made through w, counted for bg
 
-	wal    string      // the write-ahead log's file; empty if the database is not in WAL mode
-	bg     syncq.Queue // the background sync of the WAL for AppendAsync
-	// Prepared once on w, for appends: begin, commit, insert an event,
-	// set a session's last seq and updated time.
-	begin, end, insEv, updSes *sql.Stmt
+	wal string      // the write-ahead log's file; empty if the database is not in WAL mode
+	bg  syncq.Queue // the background sync of the WAL for AppendAsync
+	// Prepared once on w, for appends: begin, commit, set a session's
+	// last seq and updated time; insRows[n-1] inserts n events, prepared
+	// when first needed. args is reused by every insert.
+	begin, end, updSes *sql.Stmt
+	insRows            [maxRows]*sql.Stmt
+	args               []any
 
 	mu       sync.Mutex
 	closed   bool
@@ -164,10 +167,6 @@ func (s *Store) prepare(ctx context.Context) error {
 		return err
 	}
 	if s.end, err = s.w.PrepareContext(ctx, "COMMIT"); err != nil {
-		return err
-	}
-	if s.insEv, err = s.w.PrepareContext(ctx, `INSERT INTO events (session, seq, time, type, turn, run, parent_run, agent, data)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`); err != nil {
 		return err
 	}
 	s.updSes, err = s.w.PrepareContext(ctx, `UPDATE sessions SET last_seq = ?, updated = ? WHERE id = ?`)
@@ -462,38 +461,12 @@ func (s *Store) repair(ctx context.Context, tx *sql.Tx, id session.ID, last int6
 }
 
 // insert writes events after last, checking seqs, and updates the
-// session row, in tx.
+// session row, in tx (whose commit closes the statements it binds).
 func (s *Store) insert(ctx context.Context, tx *sql.Tx, id session.ID, last int64, events []session.Event) error {
-	ins := tx.StmtContext(ctx, s.insEv)
-	defer ins.Close()
-	upd := tx.StmtContext(ctx, s.updSes)
-	defer upd.Close()
-	return insertWith(ctx, ins, upd, id, last, events)
-}
-
-// insertWith is insert through ins and upd, statements of the
-// transaction in progress.
-func insertWith(ctx context.Context, ins, upd *sql.Stmt, id session.ID, last int64, events []session.Event) error {
 	if err := session.CheckAppend(id, last, events); err != nil {
 		return fmt.Errorf("sqlite: %w", err)
 	}
-	for i := range events {
-		e := &events[i]
-		data, err := payloadJSON(e.Data)
-		if err != nil {
-			return fmt.Errorf("sqlite: append to %q: event seq %d: %w", id, e.Seq, err)
-		}
-		if _, err := ins.ExecContext(ctx, string(id), e.Seq, e.Time.UnixNano(), e.Data.EventType(),
-			string(e.Turn), string(e.Run), string(e.ParentRun), e.Agent, data); err != nil {
-			if c := sqliteCode(err); c == sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY {
-				return fmt.Errorf("sqlite: append to %q: seq %d exists: %w", id, e.Seq, session.ErrSeqConflict)
-			}
-			return err
-		}
-	}
-	lastEv := &events[len(events)-1]
-	_, err := upd.ExecContext(ctx, lastEv.Seq, lastEv.Time.UnixNano(), string(id))
-	return err
+	return s.record(ctx, id, events, func(st *sql.Stmt) *sql.Stmt { return tx.StmtContext(ctx, st) })
 }
 
 // payloadJSON encodes an event's data as the session JSON shape does.
@@ -797,7 +770,7 @@ func (s *Store) Close() error {
 	if _, err := s.w.ExecContext(context.Background(), `DELETE FROM locks WHERE owner = ?`, s.owner); err != nil {
 		errs = append(errs, fmt.Errorf("sqlite: close: release locks: %w", err))
 	}
-	errs = append(errs, s.begin.Close(), s.end.Close(), s.insEv.Close(), s.updSes.Close(), s.w.Close())
+	errs = append(errs, s.begin.Close(), s.end.Close(), s.updSes.Close(), s.closeInserts(), s.w.Close())
 	s.w = nil
 	errs = append(errs, s.db.Close())
 	return errors.Join(errs...)
