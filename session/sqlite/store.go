@@ -98,6 +98,7 @@ type state struct {
 // an error wrapping session.ErrUnsupported.
 func Open(path string, opts *Options) (*Store, error) {
 	s := &Store{path: path, sessions: map[session.ID]*state{}, pid: os.Getpid()}
+	s.bg.Gap = syncq.DefaultGap
 	if opts != nil {
 		s.opts = *opts
 	}
