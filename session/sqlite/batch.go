@@ -18,10 +18,23 @@ const maxRows = 8
 // eventCols is the number of columns an inserted event binds.
 const eventCols = 9
 
+// The session row's last_seq and updated are set by a batch that ends a
+// step or a turn (and by a repair), not by the batches within a step: an
+// update touches a second page of the database, a second frame of every
+// commit. The events are the truth; readers take the newest one's seq
+// and time, which the row holds only when no event is newer.
+const (
+	newestSeq  = `COALESCE((SELECT seq FROM events WHERE session = sessions.id ORDER BY seq DESC LIMIT 1), last_seq)`
+	newestTime = `COALESCE((SELECT time FROM events WHERE session = sessions.id ORDER BY seq DESC LIMIT 1), updated)`
+)
+
+// endsStep reports whether events hold a step.end or turn.end.
+func endsStep(events []session.Event) bool { return session.DurabilityStep.Syncs(events) }
+
 // appendTx commits events after last in one immediate transaction run by
 // statements prepared once on the write connection: BEGIN IMMEDIATE, one
 // insert of all the batch's rows (up to maxRows a statement), the session
-// row's update, COMMIT. It takes no database/sql transaction, whose
+// row's update at a step's or turn's end, COMMIT. It takes no database/sql transaction, whose
 // watcher goroutine and per-statement copies would cost every batch, and
 // no statement per event. s.wmu is held.
 func (s *Store) appendTx(ctx context.Context, id session.ID, last int64, events []session.Event) error {
@@ -31,7 +44,7 @@ func (s *Store) appendTx(ctx context.Context, id session.ID, last int64, events 
 	if _, err := s.begin.ExecContext(ctx); err != nil {
 		return err
 	}
-	err := s.record(ctx, id, events, func(st *sql.Stmt) *sql.Stmt { return st })
+	err := s.record(ctx, id, events, endsStep(events), func(st *sql.Stmt) *sql.Stmt { return st })
 	if err == nil {
 		_, err = s.end.ExecContext(ctx)
 	}
@@ -44,10 +57,10 @@ func (s *Store) appendTx(ctx context.Context, id session.ID, last int64, events 
 }
 
 // record inserts events, maxRows a statement, binding their values into
-// the Store's reused argument slice, and sets the session row's last seq
-// and time, all through the write connection's statements as bind
-// returns them for the transaction in progress. The seqs are checked.
-func (s *Store) record(ctx context.Context, id session.ID, events []session.Event, bind func(*sql.Stmt) *sql.Stmt) error {
+// the Store's reused argument slice, and, if row, sets the session row's
+// last seq and time, all through the write connection's statements as
+// bind returns them for the transaction in progress.
+func (s *Store) record(ctx context.Context, id session.ID, events []session.Event, row bool, bind func(*sql.Stmt) *sql.Stmt) error {
 	lastEv := &events[len(events)-1]
 	for len(events) > 0 {
 		n := min(len(events), maxRows)
@@ -76,6 +89,9 @@ func (s *Store) record(ctx context.Context, id session.ID, events []session.Even
 			return err
 		}
 		events = events[n:]
+	}
+	if !row {
+		return nil
 	}
 	_, err := bind(s.updSes).ExecContext(ctx, lastEv.Seq, lastEv.Time.UnixNano(), string(id))
 	return err

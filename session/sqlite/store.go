@@ -319,7 +319,7 @@ func (s *Store) check(ctx context.Context, id session.ID, st *state, hold bool) 
 	err := s.write(ctx, true, false, func(tx *sql.Tx) error {
 		repaired = nil
 		var last int64
-		if err := tx.QueryRowContext(ctx, `SELECT last_seq FROM sessions WHERE id = ?`, string(id)).Scan(&last); err != nil {
+		if err := tx.QueryRowContext(ctx, `SELECT `+newestSeq+` FROM sessions WHERE id = ?`, string(id)).Scan(&last); err != nil {
 			if errors.Is(err, sql.ErrNoRows) {
 				return fmt.Errorf("sqlite: session %q: %w", id, session.ErrNotFound)
 			}
@@ -467,7 +467,7 @@ func (s *Store) insert(ctx context.Context, tx *sql.Tx, id session.ID, last int6
 	if err := session.CheckAppend(id, last, events); err != nil {
 		return fmt.Errorf("sqlite: %w", err)
 	}
-	return s.record(ctx, id, events, func(st *sql.Stmt) *sql.Stmt { return tx.StmtContext(ctx, st) })
+	return s.record(ctx, id, events, true, func(st *sql.Stmt) *sql.Stmt { return tx.StmtContext(ctx, st) })
 }
 
 // payloadJSON encodes an event's data as the session JSON shape does.
@@ -645,7 +645,7 @@ func (s *Store) List(ctx context.Context) ([]session.Info, error) {
 }
 
 func (s *Store) list(ctx context.Context, where string, args ...any) ([]session.Info, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT id, created, updated, last_seq, workdir, parent, meta FROM sessions `+where+` ORDER BY created, id`, args...)
+	rows, err := s.db.QueryContext(ctx, `SELECT id, created, `+newestTime+`, `+newestSeq+`, workdir, parent, meta FROM sessions `+where+` ORDER BY created, id`, args...)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: list sessions: %w", err)
 	}
