@@ -46,7 +46,10 @@
 // it returns, as Append does, so a crash of the process loses nothing it
 // acknowledged; the fsync the durability setting asks for runs on a
 // goroutine that exists only while there is something to sync, and one
-// fsync covers every write before it. Sync waits for the fsync covering
+// fsync covers every write before it. Syncs nobody waits for are at
+// least 5 ms apart (steps that come faster share one), so a crash of the
+// machine may lose that much more of the finished steps; Sync does not
+// wait for the gap. Sync waits for the fsync covering
 // every batch that asked for one. A failed fsync is returned by the next
 // Sync, Append, AppendAsync or Close of that session and by every later
 // one (after a failed fsync the kernel may have dropped the dirty pages,

@@ -143,6 +143,7 @@ func (s *Store) get(id session.ID) (*state, error) {
 	st := s.sessions[id]
 	if st == nil {
 		st = &state{id: id}
+		st.sync.Gap = syncq.DefaultGap
 		s.sessions[id] = st
 	}
 	return st, nil

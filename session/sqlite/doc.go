@@ -29,8 +29,9 @@
 // # Appending, locking and durability
 //
 // Each Append is one immediate transaction that checks the seqs
-// (session.ErrSeqConflict) and writes the events and the session's
-// last_seq. The first Append of a session records a lock row naming the
+// (session.ErrSeqConflict) and writes the events; one that ends a step
+// or a turn also sets the session's last_seq and updated, which readers
+// take from the newest event when it is newer. The first Append of a session records a lock row naming the
 // Store's process (pid, host, process start time); another Store, in this
 // process or another, gets an error wrapping session.ErrLocked naming
 // the holder while that process lives. A lock row whose process is gone
@@ -39,8 +40,9 @@
 // Store's rows. Durability maps to PRAGMA synchronous: DurabilityAlways
 // is FULL, DurabilityStep (the default) is NORMAL with a FULL commit for
 // batches holding a step.end or turn.end (which syncs the write-ahead
-// log), DurabilityNever is OFF. The insert and update every append runs
-// are prepared once per Store.
+// log), DurabilityNever is OFF. An append's statements (BEGIN
+// IMMEDIATE, one insert of its rows, the session's update, COMMIT) are
+// prepared once on the Store's write connection.
 //
 // Store implements session.Syncer. In WAL mode a commit at NORMAL is in
 // the write-ahead log when it returns: a crash of the process loses
@@ -49,7 +51,10 @@
 // frames on recovery). What FULL adds to a commit is an fsync of the log,
 // so AppendAsync commits a step's end at NORMAL and a goroutine, running
 // only while there is work, opens the log file and fsyncs it; one fsync
-// covers every commit before it. Sync waits for the fsync covering every
+// covers every commit before it. Syncs nobody waits for are at least
+// 5 ms apart (steps that come faster share one), so a crash of the
+// machine may lose that much more of the finished steps; Sync does not
+// wait for the gap. Sync waits for the fsync covering every
 // commit made so far. A checkpoint syncs the log before it copies it
 // into the database, so a log found missing was already durable. This
 // needs no second connection and copies nothing (a PRAGMA wal_checkpoint

@@ -69,10 +69,14 @@ type Store struct {
 	w       *sql.Conn
 	commits int64 // commits made through w, counted for bg
 
-	wal    string      // the write-ahead log's file; empty if the database is not in WAL mode
-	bg     syncq.Queue // the background sync of the WAL for AppendAsync
-	insEv  *sql.Stmt   // prepared once: insert an event
-	updSes *sql.Stmt   // prepared once: set a session's last seq and updated time
+	wal string      // the write-ahead log's file; empty if the database is not in WAL mode
+	bg  syncq.Queue // the background sync of the WAL for AppendAsync
+	// Prepared once on w, for appends: begin, commit, set a session's
+	// last seq and updated time; insRows[n-1] inserts n events, prepared
+	// when first needed. args is reused by every insert.
+	begin, end, updSes *sql.Stmt
+	insRows            [maxRows]*sql.Stmt
+	args               []any
 
 	mu       sync.Mutex
 	closed   bool
@@ -94,6 +98,7 @@ type state struct {
 // an error wrapping session.ErrUnsupported.
 func Open(path string, opts *Options) (*Store, error) {
 	s := &Store{path: path, sessions: map[session.ID]*state{}, pid: os.Getpid()}
+	s.bg.Gap = syncq.DefaultGap
 	if opts != nil {
 		s.opts = *opts
 	}
@@ -159,11 +164,13 @@ func (s *Store) prepare(ctx context.Context) error {
 		s.wal = s.path + "-wal"
 	}
 	var err error
-	if s.insEv, err = s.db.PrepareContext(ctx, `INSERT INTO events (session, seq, time, type, turn, run, parent_run, agent, data)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`); err != nil {
+	if s.begin, err = s.w.PrepareContext(ctx, "BEGIN IMMEDIATE"); err != nil {
 		return err
 	}
-	s.updSes, err = s.db.PrepareContext(ctx, `UPDATE sessions SET last_seq = ?, updated = ? WHERE id = ?`)
+	if s.end, err = s.w.PrepareContext(ctx, "COMMIT"); err != nil {
+		return err
+	}
+	s.updSes, err = s.w.PrepareContext(ctx, `UPDATE sessions SET last_seq = ?, updated = ? WHERE id = ?`)
 	return err
 }
 
@@ -209,6 +216,23 @@ func (s *Store) isClosed() bool {
 // synced if sync is set and the durability setting would not sync anyway:
 // in the commit, or after it in the background if async.
 func (s *Store) write(ctx context.Context, sync, async bool, fn func(tx *sql.Tx) error) error {
+	return s.commit(ctx, sync, async, func() error {
+		tx, err := s.w.BeginTx(ctx, nil)
+		if err != nil {
+			return err
+		}
+		if err := fn(tx); err != nil {
+			tx.Rollback()
+			return err
+		}
+		return tx.Commit()
+	})
+}
+
+// commit runs txn, which commits one transaction on the write
+// connection, synced as write says, and counts the commit for the
+// background sync.
+func (s *Store) commit(ctx context.Context, sync, async bool, txn func() error) error {
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
 	if s.w == nil {
@@ -222,15 +246,7 @@ func (s *Store) write(ctx context.Context, sync, async bool, fn func(tx *sql.Tx)
 		}
 		defer s.w.ExecContext(context.Background(), "PRAGMA synchronous = NORMAL")
 	}
-	tx, err := s.w.BeginTx(ctx, nil)
-	if err != nil {
-		return err
-	}
-	if err := fn(tx); err != nil {
-		tx.Rollback()
-		return err
-	}
-	if err := tx.Commit(); err != nil {
+	if err := txn(); err != nil {
 		return err
 	}
 	s.commits++
@@ -303,7 +319,7 @@ func (s *Store) check(ctx context.Context, id session.ID, st *state, hold bool) 
 	err := s.write(ctx, true, false, func(tx *sql.Tx) error {
 		repaired = nil
 		var last int64
-		if err := tx.QueryRowContext(ctx, `SELECT last_seq FROM sessions WHERE id = ?`, string(id)).Scan(&last); err != nil {
+		if err := tx.QueryRowContext(ctx, `SELECT `+newestSeq+` FROM sessions WHERE id = ?`, string(id)).Scan(&last); err != nil {
 			if errors.Is(err, sql.ErrNoRows) {
 				return fmt.Errorf("sqlite: session %q: %w", id, session.ErrNotFound)
 			}
@@ -445,32 +461,13 @@ func (s *Store) repair(ctx context.Context, tx *sql.Tx, id session.ID, last int6
 	return fix, nil
 }
 
-// insert writes events after last, checking seqs, and updates the session row.
+// insert writes events after last, checking seqs, and updates the
+// session row, in tx (whose commit closes the statements it binds).
 func (s *Store) insert(ctx context.Context, tx *sql.Tx, id session.ID, last int64, events []session.Event) error {
 	if err := session.CheckAppend(id, last, events); err != nil {
 		return fmt.Errorf("sqlite: %w", err)
 	}
-	stmt := tx.StmtContext(ctx, s.insEv)
-	defer stmt.Close()
-	for i := range events {
-		e := &events[i]
-		data, err := payloadJSON(e.Data)
-		if err != nil {
-			return fmt.Errorf("sqlite: append to %q: event seq %d: %w", id, e.Seq, err)
-		}
-		if _, err := stmt.ExecContext(ctx, string(id), e.Seq, e.Time.UnixNano(), e.Data.EventType(),
-			string(e.Turn), string(e.Run), string(e.ParentRun), e.Agent, data); err != nil {
-			if c := sqliteCode(err); c == sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY {
-				return fmt.Errorf("sqlite: append to %q: seq %d exists: %w", id, e.Seq, session.ErrSeqConflict)
-			}
-			return err
-		}
-	}
-	lastEv := &events[len(events)-1]
-	upd := tx.StmtContext(ctx, s.updSes)
-	defer upd.Close()
-	_, err := upd.ExecContext(ctx, lastEv.Seq, lastEv.Time.UnixNano(), string(id))
-	return err
+	return s.record(ctx, id, events, true, func(st *sql.Stmt) *sql.Stmt { return tx.StmtContext(ctx, st) })
 }
 
 // payloadJSON encodes an event's data as the session JSON shape does.
@@ -516,8 +513,8 @@ func (s *Store) append(ctx context.Context, id session.ID, events []session.Even
 	if err := session.CheckAppend(id, st.lastSeq, events); err != nil {
 		return fmt.Errorf("sqlite: %w", err)
 	}
-	err = s.write(ctx, sync, async, func(tx *sql.Tx) error {
-		return s.insert(ctx, tx, id, st.lastSeq, events)
+	err = s.commit(ctx, sync, async, func() error {
+		return s.appendTx(ctx, id, st.lastSeq, events)
 	})
 	if err != nil {
 		if errors.Is(err, session.ErrSeqConflict) || errors.Is(err, session.ErrClosed) {
@@ -648,7 +645,7 @@ func (s *Store) List(ctx context.Context) ([]session.Info, error) {
 }
 
 func (s *Store) list(ctx context.Context, where string, args ...any) ([]session.Info, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT id, created, updated, last_seq, workdir, parent, meta FROM sessions `+where+` ORDER BY created, id`, args...)
+	rows, err := s.db.QueryContext(ctx, `SELECT id, created, `+newestTime+`, `+newestSeq+`, workdir, parent, meta FROM sessions `+where+` ORDER BY created, id`, args...)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: list sessions: %w", err)
 	}
@@ -774,7 +771,7 @@ func (s *Store) Close() error {
 	if _, err := s.w.ExecContext(context.Background(), `DELETE FROM locks WHERE owner = ?`, s.owner); err != nil {
 		errs = append(errs, fmt.Errorf("sqlite: close: release locks: %w", err))
 	}
-	errs = append(errs, s.insEv.Close(), s.updSes.Close(), s.w.Close())
+	errs = append(errs, s.begin.Close(), s.end.Close(), s.updSes.Close(), s.closeInserts(), s.w.Close())
 	s.w = nil
 	errs = append(errs, s.db.Close())
 	return errors.Join(errs...)

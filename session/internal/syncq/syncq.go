@@ -5,7 +5,10 @@
 // first n of it on stable storage calls Request; a goroutine, started
 // when there is work and gone when there is none, runs the store's sync
 // until every request is met, and one sync covers every request made
-// before it began. Wait blocks until the requests so far are met. A
+// before it began. Syncs are grouped: after one, the goroutine lets Gap
+// pass before the next, so appends that come faster than that share one
+// sync, unless Wait or Drain is waiting, which starts it at once. Wait
+// blocks until the requests so far are met. A
 // failed sync is kept: Err, Wait and Drain return it from then on, since
 // after a failed fsync the kernel may have dropped the dirty pages and a
 // later sync that succeeds proves nothing.
@@ -14,14 +17,28 @@ package syncq
 import (
 	"context"
 	"sync"
+	"time"
 )
 
+// DefaultGap is the Gap the stores use: short beside a model request, so
+// an agent's steps are synced one by one, and long beside a fast loop's
+// step, whose syncs it groups.
+const DefaultGap = 5 * time.Millisecond
+
 // Queue is the background sync of one store or file. The zero Queue is
-// ready to use.
+// ready to use; it syncs as soon as asked.
 type Queue struct {
+	// Gap is the least time from the start of one background sync to the
+	// start of the next one nobody waits for: what a crash of the machine
+	// may lose beyond the sync in progress. Set it before first use.
+	Gap time.Duration
+
 	mu      sync.Mutex
-	want    int64 // what must reach stable storage
-	done    int64 // what is known to be on stable storage
+	last    time.Time     // when the last background sync began
+	waiters int           // calls of Wait and Drain waiting
+	hurry   chan struct{} // closed when a waiter arrives, to end a Gap early
+	want    int64         // what must reach stable storage
+	done    int64         // what is known to be on stable storage
 	err     error
 	running bool
 	wake    chan struct{} // closed and replaced when done, err or running change
@@ -70,7 +87,12 @@ func (q *Queue) run(sync func() error) {
 			q.mu.Unlock()
 			return
 		}
+		if wait := q.Gap - time.Since(q.last); wait > 0 && q.waiters == 0 {
+			q.pause(wait)
+			continue
+		}
 		target := q.want
+		q.last = time.Now()
 		q.mu.Unlock()
 		err := sync()
 		q.mu.Lock()
@@ -81,6 +103,31 @@ func (q *Queue) run(sync func() error) {
 		}
 		q.signal()
 		q.mu.Unlock()
+	}
+}
+
+// pause waits, with q.mu held and released on return, for d to pass or a
+// waiter to arrive.
+func (q *Queue) pause(d time.Duration) {
+	if q.hurry == nil {
+		q.hurry = make(chan struct{})
+	}
+	hurry := q.hurry
+	q.mu.Unlock()
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-hurry:
+	}
+}
+
+// arrive counts a waiter and ends a pause in progress; q.mu is held.
+func (q *Queue) arrive() {
+	q.waiters++
+	if q.hurry != nil {
+		close(q.hurry)
+		q.hurry = nil
 	}
 }
 
@@ -115,39 +162,43 @@ func (q *Queue) Err() error {
 // failed sync, or ctx's error when it is done first.
 func (q *Queue) Wait(ctx context.Context) error {
 	q.mu.Lock()
+	defer q.mu.Unlock()
 	target := q.want
-	q.mu.Unlock()
-	for {
-		q.mu.Lock()
-		if q.err != nil || q.done >= target {
-			err := q.err
-			q.mu.Unlock()
-			return err
-		}
+	if q.err != nil || q.done >= target {
+		return q.err
+	}
+	q.arrive()
+	defer func() { q.waiters-- }() // before the deferred Unlock
+	for q.err == nil && q.done < target {
 		ch := q.waitCh()
 		q.mu.Unlock()
 		select {
 		case <-ctx.Done():
+			q.mu.Lock()
 			return ctx.Err()
 		case <-ch:
 		}
+		q.mu.Lock()
 	}
+	return q.err
 }
 
 // Drain waits until the goroutine, if any, has stopped, and returns the
-// error of a failed sync.
+// error of a failed sync. A sync it is pausing for runs at once.
 func (q *Queue) Drain() error {
-	for {
-		q.mu.Lock()
-		if !q.running {
-			err := q.err
-			q.mu.Unlock()
-			return err
-		}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.running {
+		q.arrive()
+		defer func() { q.waiters-- }() // before the deferred Unlock
+	}
+	for q.running {
 		ch := q.waitCh()
 		q.mu.Unlock()
 		<-ch
+		q.mu.Lock()
 	}
+	return q.err
 }
 
 // Idle reports whether no sync is running.

@@ -3,7 +3,12 @@ package syncq
 import (
 	"context"
 	"errors"
+	"sync"
 	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 // gate is a sync that blocks until released, counting its calls.
@@ -109,4 +114,56 @@ func TestFailOnlyWithWaiters(t *testing.T) {
 	if err := q.Drain(); !errors.Is(err, boom) {
 		t.Errorf("Drain: %v, want the caller's failure", err)
 	}
+}
+
+// Requests that come faster than Gap share one sync; a waiter ends the
+// pause at once, and Drain leaves no goroutine behind.
+func TestGapGroupsSyncs(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		q := Queue{Gap: 10 * time.Millisecond}
+		var mu sync.Mutex
+		var times []time.Duration
+		start := time.Now()
+		record := func() error {
+			mu.Lock()
+			defer mu.Unlock()
+			times = append(times, time.Since(start))
+			return nil
+		}
+		calls := func() []time.Duration {
+			mu.Lock()
+			defer mu.Unlock()
+			return append([]time.Duration(nil), times...)
+		}
+		q.Request(1, record) // synced at once: no sync before it
+		synctest.Wait()
+		for i := int64(2); i <= 5; i++ {
+			time.Sleep(time.Millisecond)
+			q.Request(i, record) // within the gap: waits for it
+		}
+		synctest.Wait()
+		if diff := cmp.Diff([]time.Duration{0}, calls()); diff != "" {
+			t.Fatalf("syncs before the gap passed (-want +got):\n%s", diff)
+		}
+		time.Sleep(10 * time.Millisecond)
+		synctest.Wait()
+		if diff := cmp.Diff([]time.Duration{0, 10 * time.Millisecond}, calls()); diff != "" {
+			t.Fatalf("syncs at the gap's end (-want +got):\n%s", diff)
+		}
+		// A waiter does not wait for the gap.
+		q.Request(6, record)
+		if err := q.Wait(context.Background()); err != nil {
+			t.Fatalf("Wait: %v", err)
+		}
+		if diff := cmp.Diff([]time.Duration{0, 10 * time.Millisecond, 14 * time.Millisecond}, calls()); diff != "" {
+			t.Errorf("Wait's sync (-want +got):\n%s", diff)
+		}
+		q.Request(7, record)
+		if err := q.Drain(); err != nil {
+			t.Fatalf("Drain: %v", err)
+		}
+		if n := len(calls()); n != 4 || !q.Idle() {
+			t.Errorf("after Drain: %d syncs, idle %v; want 4, idle", n, q.Idle())
+		}
+	})
 }

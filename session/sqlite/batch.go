@@ -1,0 +1,134 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strings"
+
+	sqlite3 "modernc.org/sqlite/lib"
+
+	"github.com/reinhq/rein/session"
+)
+
+// maxRows is the most events one insert statement writes; a larger batch
+// takes several. A step's batches hold one to a few events.
+const maxRows = 8
+
+// eventCols is the number of columns an inserted event binds.
+const eventCols = 9
+
+// The session row's last_seq and updated are set by a batch that ends a
+// step or a turn (and by a repair), not by the batches within a step: an
+// update touches a second page of the database, a second frame of every
+// commit. The events are the truth; readers take the newest one's seq
+// and time, which the row holds only when no event is newer.
+const (
+	newestSeq  = `COALESCE((SELECT seq FROM events WHERE session = sessions.id ORDER BY seq DESC LIMIT 1), last_seq)`
+	newestTime = `COALESCE((SELECT time FROM events WHERE session = sessions.id ORDER BY seq DESC LIMIT 1), updated)`
+)
+
+// endsStep reports whether events hold a step.end or turn.end.
+func endsStep(events []session.Event) bool { return session.DurabilityStep.Syncs(events) }
+
+// appendTx commits events after last in one immediate transaction run by
+// statements prepared once on the write connection: BEGIN IMMEDIATE, one
+// insert of all the batch's rows (up to maxRows a statement), the session
+// row's update at a step's or turn's end, COMMIT. It takes no database/sql transaction, whose
+// watcher goroutine and per-statement copies would cost every batch, and
+// no statement per event. s.wmu is held.
+func (s *Store) appendTx(ctx context.Context, id session.ID, last int64, events []session.Event) error {
+	if err := session.CheckAppend(id, last, events); err != nil {
+		return fmt.Errorf("sqlite: %w", err)
+	}
+	if _, err := s.begin.ExecContext(ctx); err != nil {
+		return err
+	}
+	err := s.record(ctx, id, events, endsStep(events), func(st *sql.Stmt) *sql.Stmt { return st })
+	if err == nil {
+		_, err = s.end.ExecContext(ctx)
+	}
+	if err != nil {
+		// Whatever failed, leave no transaction open on the connection.
+		s.w.ExecContext(context.WithoutCancel(ctx), "ROLLBACK")
+		return err
+	}
+	return nil
+}
+
+// record inserts events, maxRows a statement, binding their values into
+// the Store's reused argument slice, and, if row, sets the session row's
+// last seq and time, all through the write connection's statements as
+// bind returns them for the transaction in progress.
+func (s *Store) record(ctx context.Context, id session.ID, events []session.Event, row bool, bind func(*sql.Stmt) *sql.Stmt) error {
+	lastEv := &events[len(events)-1]
+	for len(events) > 0 {
+		n := min(len(events), maxRows)
+		stmt, err := s.insertStmt(ctx, n)
+		if err != nil {
+			return err
+		}
+		stmt = bind(stmt)
+		args := s.args[:0]
+		for i := range events[:n] {
+			e := &events[i]
+			data, err := payloadJSON(e.Data)
+			if err != nil {
+				return fmt.Errorf("sqlite: append to %q: event seq %d: %w", id, e.Seq, err)
+			}
+			args = append(args, string(id), e.Seq, e.Time.UnixNano(), e.Data.EventType(),
+				string(e.Turn), string(e.Run), string(e.ParentRun), e.Agent, data)
+		}
+		_, err = stmt.ExecContext(ctx, args...)
+		clear(args)
+		s.args = args[:0]
+		if err != nil {
+			if sqliteCode(err) == sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY {
+				return fmt.Errorf("sqlite: append to %q: a seq from %d to %d exists: %w", id, events[0].Seq, events[n-1].Seq, session.ErrSeqConflict)
+			}
+			return err
+		}
+		events = events[n:]
+	}
+	if !row {
+		return nil
+	}
+	_, err := bind(s.updSes).ExecContext(ctx, lastEv.Seq, lastEv.Time.UnixNano(), string(id))
+	return err
+}
+
+// insertStmt returns the statement inserting n events, preparing it on
+// the write connection the first time. s.wmu is held.
+func (s *Store) insertStmt(ctx context.Context, n int) (*sql.Stmt, error) {
+	if st := s.insRows[n-1]; st != nil {
+		return st, nil
+	}
+	var q strings.Builder
+	q.WriteString(`INSERT INTO events (session, seq, time, type, turn, run, parent_run, agent, data) VALUES `)
+	for i := range n {
+		if i > 0 {
+			q.WriteString(", ")
+		}
+		q.WriteString("(?" + strings.Repeat(", ?", eventCols-1) + ")")
+	}
+	st, err := s.w.PrepareContext(ctx, q.String())
+	if err != nil {
+		return nil, err
+	}
+	s.insRows[n-1] = st
+	return st, nil
+}
+
+// closeInserts closes the prepared inserts. s.wmu is held.
+func (s *Store) closeInserts() error {
+	var first error
+	for i, st := range s.insRows {
+		if st != nil {
+			if err := st.Close(); err != nil && first == nil {
+				first = err
+			}
+			s.insRows[i] = nil
+		}
+	}
+	return first
+}

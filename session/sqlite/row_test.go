@@ -1,0 +1,80 @@
+package sqlite_test
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/reinhq/rein/session"
+)
+
+// A batch within a step leaves the session row behind its events; Info,
+// List and a later Store's append still go by the newest event.
+func TestSessionRowFollowsStepEnds(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "s.db")
+	st := open(t, path, nil)
+	id, err := st.Create(ctx, &session.CreateRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t0 := time.Unix(1700000000, 0)
+	evs := []session.Event{
+		{Seq: 1, Time: t0, Turn: "t1", Data: &session.TurnStart{Trigger: session.TriggerPrompt}},
+		{Seq: 2, Time: t0.Add(time.Second), Turn: "t1", Data: &session.StepStart{Step: 1}},
+		{Seq: 3, Time: t0.Add(2 * time.Second), Turn: "t1", Data: &session.StepEnd{Step: 1}},
+		{Seq: 4, Time: t0.Add(3 * time.Second), Turn: "t1", Data: &session.StepStart{Step: 2}},
+	}
+	for _, ev := range evs {
+		if err := st.AppendAsync(ctx, id, ev); err != nil {
+			t.Fatalf("AppendAsync seq %d: %v", ev.Seq, err)
+		}
+	}
+	var rowSeq int64
+	if err := st.DB().QueryRowContext(ctx, `SELECT last_seq FROM sessions WHERE id = ?`, string(id)).Scan(&rowSeq); err != nil {
+		t.Fatal(err)
+	}
+	if rowSeq != 3 {
+		t.Errorf("row's last_seq = %d, want 3 (the step's end)", rowSeq)
+	}
+	check := func(st interface {
+		Info(context.Context, session.ID) (*session.Info, error)
+		List(context.Context) ([]session.Info, error)
+	}, wantSeq int64, wantTime time.Time) {
+		t.Helper()
+		info, err := st.Info(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		list, err := st.List(ctx)
+		if err != nil || len(list) != 1 {
+			t.Fatalf("List: %d sessions, %v", len(list), err)
+		}
+		type got struct {
+			Seq  int64
+			Time time.Time
+		}
+		want := got{wantSeq, wantTime}
+		if diff := cmp.Diff(want, got{info.LastSeq, info.Updated}); diff != "" {
+			t.Errorf("Info (-want +got):\n%s", diff)
+		}
+		if diff := cmp.Diff(want, got{list[0].LastSeq, list[0].Updated}); diff != "" {
+			t.Errorf("List (-want +got):\n%s", diff)
+		}
+	}
+	check(st, 4, evs[3].Time)
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	st2 := open(t, path, nil)
+	defer st2.Close()
+	check(st2, 4, evs[3].Time)
+	next := session.Event{Seq: 5, Time: t0.Add(4 * time.Second), Turn: "t1", Data: &session.StepEnd{Step: 2}}
+	if err := st2.Append(ctx, id, next); err != nil {
+		t.Fatalf("Append after the row's last_seq: %v", err)
+	}
+	check(st2, 5, next.Time)
+}
