@@ -1,0 +1,83 @@
+package durable
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/reinhq/rein/session"
+)
+
+// Step drives turn t on st through d until the turn has ended, and
+// returns its outcome. It is the step an engine records for a turn, and
+// it may run any number of times for one turn: it finds the turn on the
+// log (the main agent's first turn after t.After) and
+//   - runs it (DriveRequest.Resume false) when the log has none yet,
+//   - resumes it when it is open: a run that drove it was cut short,
+//   - only reads it when it has ended: the run ended, the engine did not
+//     record so, and no model or tool is called again.
+//
+// The log, not the engine, is the fine-grained record: which model calls
+// and tool calls a resume skips is the agent's to decide from it.
+//
+// When st is a Holder, Step holds the session's lease while it drives
+// the turn (a live holder elsewhere is an error wrapping
+// session.ErrLocked, for the engine to retry) and releases it after.
+func Step(ctx context.Context, st session.Store, t *Turn, d Driver) (*Outcome, error) {
+	if t == nil || t.Session == "" {
+		return nil, errors.New("durable: the turn names no session")
+	}
+	if h, ok := st.(Holder); ok {
+		if err := h.Hold(ctx, t.Session); err != nil {
+			return nil, fmt.Errorf("durable: hold session %s: %w", t.Session, err)
+		}
+		defer h.Release(context.WithoutCancel(ctx), t.Session)
+	}
+	o, open, err := Find(ctx, st, t)
+	if err != nil {
+		return nil, err
+	}
+	if o != nil && !open {
+		return o, nil
+	}
+	if err := d.Drive(ctx, &DriveRequest{Turn: t, Resume: o != nil}); err != nil {
+		return nil, fmt.Errorf("durable: drive the turn of session %s: %w", t.Session, err)
+	}
+	if o, open, err = Find(ctx, st, t); err != nil {
+		return nil, err
+	}
+	switch {
+	case o == nil:
+		return nil, fmt.Errorf("durable: the run recorded no turn in session %s after seq %d", t.Session, t.After)
+	case open:
+		return nil, ErrStillOpen
+	}
+	return o, nil
+}
+
+// Find reads turn t from the log: the main agent's first turn after
+// t.After. It returns nil when the log holds none yet, and open when the
+// turn has no end yet (the outcome then has only Start and Resumed).
+// It reads only the events after t.After.
+func Find(ctx context.Context, st session.Store, t *Turn) (o *Outcome, open bool, err error) {
+	for ev, err := range st.Events(ctx, t.Session, t.After) {
+		if err != nil {
+			return nil, false, fmt.Errorf("durable: read session %s: %w", t.Session, err)
+		}
+		if ev.ParentRun != "" {
+			continue // a subagent's
+		}
+		switch p := ev.Data.(type) {
+		case *session.TurnStart:
+			if o == nil {
+				o = &Outcome{Session: t.Session, Start: ev.Seq}
+			}
+		case *session.TurnEnd:
+			if o != nil {
+				o.End, o.Reason, o.Cause, o.Message = ev.Seq, p.Reason, p.Cause, p.Message
+				return o, false, nil
+			}
+		}
+	}
+	return o, o != nil, nil
+}
