@@ -32,6 +32,7 @@ type control struct {
 	settled     map[llm.CallID]bool
 	parked      map[llm.CallID]string // cancels of calls not started yet
 	kick        chan struct{}         // wakes a batch waiting for its calls
+	suspend     *suspension           // set by Suspend
 }
 
 func newControl(cancel context.CancelCauseFunc) *control {

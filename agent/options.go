@@ -65,6 +65,17 @@ type Options struct {
 	// a new session with a store-chosen id.
 	Session session.ID
 
+	// Durable makes turns resumable (see Resume): each turn pins what it
+	// was started with (a turn.pin record), a call of a tool that may not
+	// be re-run starts only once its start is synced, and New leaves a
+	// turn a crash cut short open for Resume instead of closing it; a Run
+	// closes it first, as New would have.
+	Durable bool
+	// Version is the program's version pinned on durable turns: a resume
+	// under another version is refused. Empty means the main module's
+	// version from the build information.
+	Version string
+
 	// Hooks are the agent-level handlers and observers. They are this
 	// agent's own: the children it spawns do not run them.
 	Hooks *hook.Set

@@ -131,6 +131,9 @@ func ClonePayload(p Payload) Payload {
 	if c, ok := cloneSubagent(p); ok {
 		return c
 	}
+	if c, ok := cloneDurable(p); ok {
+		return c
+	}
 	// Unreachable: the payload set is sealed.
 	return p
 }

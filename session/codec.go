@@ -549,5 +549,8 @@ func newPayload(typ string) Payload {
 	case TypeCompactionProgress:
 		return new(CompactionProgress)
 	}
-	return newSubagentPayload(typ)
+	if p := newSubagentPayload(typ); p != nil {
+		return p
+	}
+	return newDurablePayload(typ)
 }
