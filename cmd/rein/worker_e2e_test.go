@@ -1,0 +1,200 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/reinhq/rein/llm"
+	"github.com/reinhq/rein/llm/llmtest"
+	"github.com/reinhq/rein/session"
+	"github.com/reinhq/rein/session/postgres"
+)
+
+// queueStore is a --store URL on the test server with a schema of t's
+// own, whose DBOS schema beside it is dropped too when t ends.
+func queueStore(t *testing.T) string {
+	t.Helper()
+	spec := postgresStore(t, "postgres")
+	system := dbosSchema(spec)
+	t.Cleanup(func() {
+		ctx := context.Background()
+		conn, err := pgx.Connect(ctx, os.Getenv("REIN_TEST_POSTGRES"))
+		if err != nil {
+			t.Errorf("drop schema %s: %v", system, err)
+			return
+		}
+		defer conn.Close(ctx)
+		conn.Exec(ctx, `DROP SCHEMA IF EXISTS `+pgx.Identifier{system}.Sanitize()+` CASCADE`)
+	})
+	return spec
+}
+
+// shellTurns is a fake model for queued turns: to the prompt "turn K" it
+// answers with a shell call that appends K to ran.txt and then sleeps
+// for sleep(K); to that call's result, with "done K".
+func shellTurns(sleep func(k int) time.Duration) *llmtest.Model {
+	m := llmtest.NewModel()
+	respond := llmtest.Respond(func(req *llm.Request) llmtest.Entry {
+		last := req.Messages[len(req.Messages)-1]
+		for _, p := range last.Parts {
+			if r, ok := p.(*llm.ToolResult); ok {
+				return llmtest.Reply("done " + strings.TrimPrefix(string(r.CallID), "call-"))
+			}
+		}
+		k, _ := strconv.Atoi(strings.TrimPrefix(lastUserText(req), "turn "))
+		cmd := fmt.Sprintf("echo %d >> ran.txt; sleep %.1f", k, sleep(k).Seconds())
+		return llmtest.CallTool(fmt.Sprintf("call-%d", k), "shell", fmt.Sprintf(`{"command":%q}`, cmd))
+	})
+	for range 400 {
+		m.Add(respond)
+	}
+	return m
+}
+
+// worker is a running 'rein worker' process.
+type worker struct {
+	cmd  *exec.Cmd
+	done chan struct{}
+}
+
+// startWorker starts a worker of queue on e.store and waits until it
+// runs the queue.
+func startWorker(t *testing.T, e *env, queue string) *worker {
+	t.Helper()
+	cmd := e.cmd(context.Background(), []string{"ANTHROPIC_API_KEY=sk-test-secret-key"}, "worker", "--store", e.store,
+		"--queue", queue, "--concurrency", "3", "--takeover-after", "1s", "--takeover-every", "200ms")
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	w := &worker{cmd: cmd, done: make(chan struct{})}
+	ready := make(chan struct{})
+	var out strings.Builder
+	go func() {
+		defer close(w.done)
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			out.WriteString(sc.Text() + "\n")
+			if strings.HasPrefix(sc.Text(), "rein worker: running") {
+				close(ready)
+			}
+		}
+		cmd.Wait()
+	}()
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		<-w.done
+	})
+	select {
+	case <-ready:
+	case <-w.done:
+		t.Fatalf("the worker ended before it ran the queue:\n%s", out.String())
+	case <-time.After(30 * time.Second):
+		t.Fatal("the worker did not start in 30s")
+	}
+	return w
+}
+
+// kill ends a worker with SIGKILL: no chance to close anything.
+func (w *worker) kill() {
+	w.cmd.Process.Kill()
+	<-w.done
+}
+
+// submit starts 'rein run --queue' for the prompt "turn K" in a new
+// session "q-K" and returns the process, its stdout collected.
+func submit(t *testing.T, e *env, srv *llmtest.Server, queue string, k int) (*exec.Cmd, *strings.Builder) {
+	t.Helper()
+	w := wires[0]
+	args := w.args(srv, e, "--queue", queue, "--approve", "auto", "--tools", "shell",
+		"--new-session", fmt.Sprintf("q-%d", k), fmt.Sprintf("turn %d", k))
+	cmd := e.cmd(context.Background(), w.env(), args...)
+	var out, errb strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill() })
+	_ = errb
+	return cmd, &out
+}
+
+// ranLines counts the lines of ran.txt by their text.
+func ranLines(t *testing.T, e *env) map[string]int {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(e.work, "ran.txt"))
+	if err != nil && !os.IsNotExist(err) {
+		t.Fatal(err)
+	}
+	n := map[string]int{}
+	for _, l := range strings.Fields(string(b)) {
+		n[l]++
+	}
+	return n
+}
+
+// readLog reads session id from the store as JSON lines.
+func readLog(t *testing.T, st session.Store, id session.ID) ([]session.Event, []string) {
+	t.Helper()
+	var evs []session.Event
+	var lines []string
+	for ev, err := range st.Events(context.Background(), id, 0) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := session.AppendEventJSON(nil, ev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		evs, lines = append(evs, ev), append(lines, string(b))
+	}
+	return evs, lines
+}
+
+// openStore opens e.store as a reader that leaves open turns alone.
+func openTestStore(t *testing.T, e *env) *postgres.Store {
+	t.Helper()
+	st, err := postgres.Open(context.Background(), e.store, &postgres.Options{KeepOpenTurns: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return st
+}
+
+var _ = io.Discard
+var _ sync.Mutex
+
+// A turn submitted with 'rein run --queue' runs on a worker and shows on
+// the submitter as a local run would, with its exit code.
+func TestWorkerRunsQueuedTurn(t *testing.T) {
+	e := newEnv(t)
+	e.store = queueStore(t)
+	srv := llmtest.NewServer(t, shellTurns(func(int) time.Duration { return 0 }))
+	startWorker(t, e, "q")
+	cmd, out := submit(t, e, srv, "q", 1)
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("rein run --queue: %v\n%s", err, cmd.Stderr)
+	}
+	if got := out.String(); got != "done 1\n" {
+		t.Errorf("stdout = %q, want the answer", got)
+	}
+	if n := ranLines(t, e); n["1"] != 1 {
+		t.Errorf("ran.txt = %v, want the command run once", n)
+	}
+}
