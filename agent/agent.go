@@ -153,7 +153,7 @@ func New(opts *Options) (*Agent, error) {
 	for _, s := range opts.Hooks.Observers() {
 		a.unsub = append(a.unsub, a.bus.Subscribe(s))
 	}
-	a.w = &logWriter{store: a.store, bus: a.bus, agent: opts.Name, now: a.opts.Now}
+	a.w = &logWriter{store: a.store, bus: a.bus, agent: opts.Name, now: a.opts.Now, durable: opts.Durable}
 	if err := a.w.open(context.Background(), opts.Session); err != nil {
 		a.bus.Close()
 		return nil, err

@@ -29,6 +29,8 @@ type callState struct {
 	start        time.Time
 
 	settled     bool
+	logged      bool // its result is on the log
+	rerun       bool // a resume runs it again with its recorded arguments
 	abandoned   bool
 	res         *tool.Result
 	outcome     string
@@ -58,20 +60,29 @@ type batch struct {
 	running int
 	next    int // the first call whose result is not committed
 	graceC  <-chan time.Time
+	suspC   <-chan time.Time // a suspend's grace
 	abort   *turnEnd
 }
 
 // runTools runs one step's tool calls: the pipeline up to approval in the
 // model's order on the loop goroutine, execution in parallel up to the
-// cap, results committed in the model's order.
-func (r *runState) runTools(parts []llm.Part) *turnEnd {
+// cap, results committed in the model's order. On a resume, plan says
+// what the calls' records already hold; after a Suspend no call starts.
+func (r *runState) runTools(parts []llm.Part, plan *resumePlan) *turnEnd {
 	b := r.pipe.newBatch(r, parts)
 	for _, s := range b.calls {
 		if b.abort != nil || r.isCancelled() {
 			b.settle(s, &verdict{res: tool.Errorf(textAbortedBeforeDispatch), outcome: session.OutcomeCancelled, code: CodeAborted})
 			continue
 		}
-		if v := b.admitCall(s); v != nil {
+		if plan != nil && b.restore(s, plan) {
+			b.commit()
+			continue
+		}
+		if r.suspending() {
+			break
+		}
+		if v := b.admit(s); v != nil {
 			b.settle(s, v)
 			b.commit()
 			continue
@@ -84,6 +95,9 @@ func (r *runState) runTools(parts []llm.Part) *turnEnd {
 			b.settle(s, &verdict{res: tool.Errorf(textAbortedBeforeDispatch), outcome: session.OutcomeCancelled, code: CodeAborted})
 			continue
 		}
+		if r.suspending() {
+			break
+		}
 		b.dispatch(s)
 		for exclusive && b.running > 0 {
 			b.wait()
@@ -94,6 +108,9 @@ func (r *runState) runTools(parts []llm.Part) *turnEnd {
 		b.wait()
 	}
 	b.commit()
+	if b.abort == nil && r.suspending() {
+		return b.suspend()
+	}
 	return b.abort
 }
 
@@ -212,8 +229,7 @@ func (b *batch) commit() {
 	r := b.r
 	n := 0
 	for b.next < len(b.calls) && b.calls[b.next].settled {
-		s := b.calls[b.next]
-		r.emit(&session.ToolResult{CallID: s.call.ID, Name: s.call.Name, Parts: s.res.Parts, IsError: s.res.IsError, Code: s.code, Outcome: s.outcome, Duration: s.dur, Interrupted: s.interrupted})
+		b.log(b.calls[b.next])
 		b.next++
 		n++
 	}
@@ -236,7 +252,7 @@ func (b *batch) dispatch(s *callState) {
 		return
 	}
 	r.emit(&session.ToolCall{CallID: s.call.ID, Name: s.call.Name, Args: s.args, Origin: s.entry.origin, Coerced: s.coerced})
-	if !r.flush() {
+	if !r.flush() || !r.durableStart(s) {
 		// A call whose start is not on the record does not run.
 		b.settle(s, &verdict{res: tool.Errorf(textAbortedBeforeDispatch), outcome: session.OutcomeCancelled, code: CodeAborted})
 		return
@@ -302,6 +318,9 @@ func (b *batch) waitOne() {
 	if b.graceC == nil && r.isCancelled() {
 		b.graceC = time.After(r.a.grace)
 	}
+	if b.suspC == nil {
+		b.suspC = r.suspendGrace()
+	}
 	select {
 	case c := <-b.done:
 		b.complete(c)
@@ -322,6 +341,8 @@ func (b *batch) waitOne() {
 		}
 	case <-b.graceC:
 		b.abandon()
+	case <-b.suspC:
+		b.leave()
 	}
 }
 

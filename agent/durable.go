@@ -125,5 +125,9 @@ func (c *control) suspendLocked(grace time.Duration) {
 }
 
 func (a *Agent) resume(ctx context.Context, req *ResumeRequest, fn func(session.Event) bool) (*Result, error) {
-	return nil, errors.New("agent: resume: not built yet")
+	if req == nil {
+		req = &ResumeRequest{}
+	}
+	rr := &RunRequest{Hooks: req.Hooks, Schema: req.Schema, MaxSteps: req.MaxSteps}
+	return a.launch(ctx, rr, fn, func(r *runState) (*Result, error) { return r.resumeTurn() })
 }

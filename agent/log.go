@@ -28,8 +28,10 @@ type logWriter struct {
 	seq     int64
 	pending []session.Event
 	hist    *history
-	turns   int    // turns in the session so far, for turn ids
-	lastKey string // the key of the last request header written
+	turns   int      // turns in the session so far, for turn ids
+	lastKey string   // the key of the last request header written
+	durable bool     // leave a turn a crash left open for Resume
+	tail    openTurn // the main agent's open turn
 }
 
 // open loads or creates session id (a new one when id is empty) and
@@ -38,7 +40,7 @@ func (w *logWriter) open(ctx context.Context, id session.ID) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.hist = newHistory()
-	w.seq, w.turns, w.lastKey, w.pending = 0, 0, "", w.pending[:0]
+	w.seq, w.turns, w.lastKey, w.pending, w.tail = 0, 0, "", w.pending[:0], openTurn{}
 	if id == "" {
 		nid, err := w.store.Create(ctx, &session.CreateRequest{})
 		if err != nil {
@@ -64,6 +66,9 @@ func (w *logWriter) open(ctx context.Context, id session.ID) error {
 		events = append(events, ev)
 	}
 	w.take(events)
+	if w.durable && w.tail.seq > 0 {
+		return nil // left for Resume; a Run closes it first
+	}
 	if err := w.repairLocked(ctx, events); err != nil {
 		return fmt.Errorf("agent: repair the interrupted turn of session %s: %w", id, err)
 	}
@@ -91,6 +96,7 @@ func (w *logWriter) take(events []session.Event) {
 	for i := range events {
 		ev := &events[i]
 		w.seq = ev.Seq
+		w.tail.track(ev)
 		switch p := ev.Data.(type) {
 		case *session.TurnStart:
 			w.turns++
@@ -152,6 +158,7 @@ func (w *logWriter) flush(ctx context.Context, then func([]session.Event)) error
 	}
 	w.hist.Add(batch...)
 	for i := range batch {
+		w.tail.track(&batch[i])
 		w.bus.Publish(batch[i])
 		for _, b := range w.up {
 			b.Publish(batch[i])
@@ -195,6 +202,9 @@ func (w *logWriter) sync(ctx context.Context) error {
 // starts no step, so no request is made: injected context, a manual
 // compaction.
 func (w *logWriter) record(ctx context.Context, trigger string, ps ...session.Payload) error {
+	if err := w.closeOpen(ctx); err != nil {
+		return err
+	}
 	turn := w.nextTurn()
 	w.mu.Lock()
 	w.emitLocked(turn, "", &session.TurnStart{Trigger: trigger})

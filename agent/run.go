@@ -46,6 +46,7 @@ type runState struct {
 	kids     children // the children this run spawned
 	compact  compactState
 	events   [][]session.Event // the run's events, in chunks so growth never copies
+	resumed  bool              // the run continues a turn another run started
 }
 
 // turnEnd is how a turn ends: every exit of the loop is one.
@@ -54,7 +55,8 @@ type turnEnd struct {
 	cause  string // who cancelled an aborted turn
 	msg    string
 	code   string
-	err    error // returned by Run
+	err    error        // returned by Run
+	open   []llm.CallID // the step's calls without a result, for a suspend
 }
 
 // errorEnd ends a turn with an error; code names its kind.
@@ -116,6 +118,12 @@ func (a *Agent) start(ctx context.Context, req *RunRequest, fn func(session.Even
 	if len(parts) == 0 {
 		return nil, ErrEmptyPrompt
 	}
+	return a.launch(ctx, req, fn, func(r *runState) (*Result, error) { return r.guardedTurn(parts) })
+}
+
+// launch starts a run of req that body drives, once no other is in
+// flight, and tidies up after it.
+func (a *Agent) launch(ctx context.Context, req *RunRequest, fn func(session.Event) bool, body func(*runState) (*Result, error)) (*Result, error) {
 	out, err := newOutput(req.Schema)
 	if err != nil {
 		return nil, err
@@ -141,7 +149,7 @@ func (a *Agent) start(ctx context.Context, req *RunRequest, fn func(session.Even
 		unsub = append(unsub, a.bus.Subscribe(s))
 	}
 	dropsBefore := a.drops()
-	res, err := r.guardedTurn(parts)
+	res, err := body(r)
 	if res != nil {
 		if res.ObserverDrops = a.drops() - dropsBefore; res.ObserverDrops > 0 {
 			a.log.Warn("observers were too slow; events were dropped for them", "session", r.sid, "run", r.id, "dropped", res.ObserverDrops)
@@ -202,29 +210,40 @@ func (r *runState) record(rec hook.Record) {
 // that panics, a bug) is not let loose on the caller: the turn is closed
 // on the log as interrupted and the panic becomes an error.
 func (r *runState) guardedTurn(parts []llm.Part) (res *Result, err error) {
-	defer func() {
-		v := recover()
-		if v == nil {
-			return
-		}
-		r.a.log.Error("the loop panicked; the turn is closed as interrupted", "session", r.sid, "turn", r.turn, "panic", fmt.Sprint(v))
-		r.flush()
-		var evs []session.Event
-		for _, c := range r.events {
-			evs = append(evs, c...)
-		}
-		r.keep(r.w.discard(r.wctx, evs))
-		res = r.result(session.EndInterrupted, "")
-		err = &TurnError{Reason: session.EndInterrupted, Code: "panic", Err: fmt.Errorf("agent: the loop panicked: %v", v)}
-	}()
+	defer r.recovered(&res, &err)
+	if err := r.w.closeOpen(r.wctx); err != nil {
+		return nil, err
+	}
 	r.turn = r.w.nextTurn()
 	r.emit(&session.TurnStart{Trigger: session.TriggerPrompt})
+	r.pin()
 	p, end := r.admit(queued{parts, session.SourceUser})
 	if end == nil {
 		r.emit(&session.UserMessage{Parts: p, Source: session.SourceUser})
 		end = r.loop()
 	}
 	return r.finish(*end)
+}
+
+// recovered, deferred by a run's body, turns a panic of the loop into a
+// turn closed as interrupted and an error.
+func (r *runState) recovered(res **Result, err *error) {
+	v := recover()
+	if v == nil {
+		return
+	}
+	r.a.log.Error("the loop panicked; the turn is closed as interrupted", "session", r.sid, "turn", r.turn, "panic", fmt.Sprint(v))
+	r.flush()
+	var evs []session.Event
+	for _, c := range r.events {
+		evs = append(evs, c...)
+	}
+	if r.resumed {
+		evs, _ = r.w.openEvents(r.wctx) // the turn started in another run
+	}
+	r.keep(r.w.discard(r.wctx, evs))
+	*res = r.result(session.EndInterrupted, "")
+	*err = &TurnError{Reason: session.EndInterrupted, Code: "panic", Err: fmt.Errorf("agent: the loop panicked: %v", v)}
 }
 
 // loop runs steps until the turn ends.
@@ -242,6 +261,9 @@ func (r *runState) loop() *turnEnd {
 // finish closes the turn on the log and builds the result.
 func (r *runState) finish(e turnEnd) (*Result, error) {
 	r.a.log.Debug("turn ended", "session", r.sid, "turn", r.turn, "run", r.id, "reason", e.reason, "cause", e.cause, "steps", r.meter.steps)
+	if e.reason == session.EndSuspended {
+		return r.suspended(e)
+	}
 	if r.fatal == nil {
 		// A steer accepted before the turn ended is kept on the record,
 		// though no request will see it in this turn.

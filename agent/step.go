@@ -17,6 +17,9 @@ func (r *runState) openStep() *turnEnd {
 	if r.isCancelled() {
 		return r.aborted()
 	}
+	if r.suspending() {
+		return &turnEnd{reason: session.EndSuspended}
+	}
 	if r.step >= r.maxSteps {
 		return &turnEnd{reason: session.EndMaxSteps, msg: fmt.Sprintf("the turn reached its limit of %d steps", r.maxSteps)}
 	}
@@ -72,16 +75,25 @@ func (r *runState) runStep() *turnEnd {
 		r.emit(&session.AssistantMessage{Parts: msg.Parts, Provenance: msg.Provenance, Usage: u, Finish: finish})
 	}
 	r.meter.add(r.a.opts.Cost, msg.Provenance, u)
-	r.final, r.hasFinal = msg, true
+	return r.answer(&msg, u, finish, nil)
+}
+
+// answer takes the step's answer on: its tool calls (of plan, on a
+// resume), the step's end, and an answer's checks.
+func (r *runState) answer(msg *llm.Message, u llm.Usage, finish llm.FinishReason, plan *resumePlan) *turnEnd {
+	r.final, r.hasFinal = *msg, true
 	hasCalls := finish != llm.FinishMaxTokens && hasToolCall(msg.Parts)
 	var abort *turnEnd
 	if hasCalls {
-		abort = r.runTools(msg.Parts) // the assistant message is written with the first tool.call
+		abort = r.runTools(msg.Parts, plan) // the assistant message is written with the first tool.call
+		if abort != nil && abort.reason == session.EndSuspended {
+			return abort // the step stays open
+		}
 	}
-	if end := r.closeStep(&msg, u, finish, abort); end != nil || hasCalls {
+	if end := r.closeStep(msg, u, finish, abort); end != nil || hasCalls {
 		return end
 	}
-	return r.answered(&msg)
+	return r.answered(msg)
 }
 
 func hasToolCall(parts []llm.Part) bool {

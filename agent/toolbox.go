@@ -28,6 +28,7 @@ type toolEntry struct {
 	spec   tool.Spec
 	v      *validator
 	origin string
+	rerun  bool // a resume may run a started call again (tool.Rerunnable)
 }
 
 // lookup finds the tool the model named, through the set's aliases.
@@ -60,11 +61,11 @@ func newToolbox(ts []tool.Tool, set *tool.Set, dryRun bool) (*toolbox, error) {
 		if err != nil {
 			return nil, fmt.Errorf("agent: tool %q: %w", spec.Name, err)
 		}
-		origin := tool.OriginOf(t)
+		origin, rerun := tool.OriginOf(t), tool.Rerunnable(t)
 		if dryRun {
 			t = tool.DryRun(t)
 		}
-		b.byName[spec.Name] = &toolEntry{t: t, spec: spec, v: v, origin: origin}
+		b.byName[spec.Name] = &toolEntry{t: t, spec: spec, v: v, origin: origin, rerun: rerun}
 		schema := spec.Schema
 		if len(schema) == 0 {
 			schema = json.RawMessage(`{"type":"object"}`)

@@ -1,0 +1,130 @@
+package agent
+
+import (
+	"errors"
+	"time"
+
+	"github.com/reinhq/rein/llm"
+	"github.com/reinhq/rein/session"
+	"github.com/reinhq/rein/tool"
+)
+
+var errSuspended = errors.New("agent: the turn was suspended")
+
+// suspending reports whether a Suspend asks the run to stop, and it is
+// not cancelled (a cancel wins).
+func (r *runState) suspending() bool {
+	r.a.mu.Lock()
+	defer r.a.mu.Unlock()
+	return r.ctl.suspend != nil && !r.ctl.cancelled
+}
+
+// suspendGrace fires when the calls running under a Suspend have had
+// their grace; nil when no Suspend is asked.
+func (r *runState) suspendGrace() <-chan time.Time {
+	r.a.mu.Lock()
+	s := r.ctl.suspend
+	cancelled := r.ctl.cancelled
+	r.a.mu.Unlock()
+	if s == nil || cancelled {
+		return nil
+	}
+	return time.After(max(s.grace-time.Since(s.at), 0))
+}
+
+// admit runs a call's pipeline up to execution, except for a call a
+// resume runs again: it passed the pipeline when it first started.
+func (b *batch) admit(s *callState) *verdict {
+	if s.rerun {
+		return nil
+	}
+	return b.admitCall(s)
+}
+
+// log writes a settled call's result, once.
+func (b *batch) log(s *callState) {
+	if s.logged {
+		return
+	}
+	s.logged = true
+	b.r.emit(&session.ToolResult{CallID: s.call.ID, Name: s.call.Name, Parts: s.res.Parts, IsError: s.res.IsError, Code: s.code, Outcome: s.outcome, Duration: s.dur, Interrupted: s.interrupted})
+}
+
+// restore takes a call of a resumed step from its records. It reports
+// true when the call is settled: its result was on the log, or it started
+// and its tool may not be re-run, so it is answered as interrupted (the
+// repair's result: its outcome is unknown). A started call of a tool that
+// may be re-run is readied to run again with its recorded arguments; a
+// call that never started goes through the whole pipeline.
+func (b *batch) restore(s *callState, p *resumePlan) bool {
+	r := b.r
+	id := s.call.ID
+	if p.answered[id] {
+		s.settled, s.logged = true, true
+		r.a.mu.Lock()
+		r.ctl.settled[id] = true
+		r.a.mu.Unlock()
+		return true
+	}
+	tc := p.started[id]
+	if tc == nil {
+		return false
+	}
+	if e := r.entry(s.call.Name); e != nil && e.rerun {
+		s.entry, s.args, s.coerced, s.rerun = e, tc.Args, tc.Coerced, true
+		return false
+	}
+	s.interrupted = true
+	rep := p.interrupted[id]
+	b.settle(s, &verdict{res: &tool.Result{Parts: rep.Parts, IsError: rep.IsError}, outcome: rep.Outcome, code: rep.Code})
+	return true
+}
+
+// suspend ends a batch a Suspend stopped: every settled result is written
+// (in the model's order, skipping the calls still open), and the step is
+// left open with the calls that have none.
+func (b *batch) suspend() *turnEnd {
+	var open []llm.CallID
+	for _, s := range b.calls {
+		if s.settled {
+			b.log(s)
+		} else {
+			open = append(open, s.call.ID)
+		}
+	}
+	return &turnEnd{reason: session.EndSuspended, open: open}
+}
+
+// leave cancels the calls still running when a Suspend's grace is over
+// and leaves them without a result: the resume decides, by their tools,
+// whether they run again or are answered as interrupted. Their
+// goroutines finish on their own; Close waits for them.
+func (b *batch) leave() {
+	r := b.r
+	for _, s := range b.calls {
+		if s.settled || s.abandoned || s.ctx == nil {
+			continue
+		}
+		s.abandoned = true
+		r.pipe.leaked = true
+		b.running--
+		r.a.mu.Lock()
+		delete(r.ctl.running, s.call.ID)
+		r.a.mu.Unlock()
+		s.cancel(errSuspended)
+	}
+}
+
+// durableStart makes the start of a call that may not be re-run durable
+// before it runs, on a durable agent: a crash after it must not run the
+// call a second time. It reports whether the call may start.
+func (r *runState) durableStart(s *callState) bool {
+	if !r.a.opts.Durable || s.entry.rerun {
+		return true
+	}
+	if err := r.w.sync(r.wctx); err != nil {
+		r.a.log.Error("the start of a tool call could not be made durable; it does not run", "session", r.sid, "call", s.call.ID, "err", err)
+		return false
+	}
+	return true
+}
