@@ -72,6 +72,10 @@ func Find(ctx context.Context, st session.Store, t *Turn) (o *Outcome, open bool
 			if o == nil {
 				o = &Outcome{Session: t.Session, Start: ev.Seq}
 			}
+		case *session.TurnResume:
+			if o != nil {
+				o.Resumed++
+			}
 		case *session.TurnEnd:
 			if o != nil {
 				o.End, o.Reason, o.Cause, o.Message = ev.Seq, p.Reason, p.Cause, p.Message

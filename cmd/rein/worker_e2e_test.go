@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -15,6 +16,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/reinhq/rein/internal/testwait"
 
 	"github.com/reinhq/rein/llm"
 	"github.com/reinhq/rein/llm/llmtest"
@@ -196,5 +199,56 @@ func TestWorkerRunsQueuedTurn(t *testing.T) {
 	}
 	if n := ranLines(t, e); n["1"] != 1 {
 		t.Errorf("ran.txt = %v, want the command run once", n)
+	}
+}
+
+// Two workers share a queue; the one running a turn is killed in the
+// middle of its shell call; the other finishes the turn. The log is
+// balanced, keeps every event it had before the kill unchanged, and the
+// shell command (which may not run twice) ran once.
+func TestWorkerKilledMidToolOtherFinishes(t *testing.T) {
+	e := newEnv(t)
+	e.store = queueStore(t)
+	m := shellTurns(func(int) time.Duration { return 30 * time.Second })
+	srv := llmtest.NewServer(t, m)
+	workers := map[int]*worker{}
+	for range 2 {
+		w := startWorker(t, e, "q")
+		workers[w.cmd.Process.Pid] = w
+	}
+	cmd, out := submit(t, e, srv, "q", 7)
+	st := openTestStore(t, e)
+	// The command has started once ran.txt has its line; then the lease
+	// names the worker that runs it.
+	if !testwait.For(30*time.Second, func() bool { return ranLines(t, e)["7"] == 1 }) {
+		t.Fatalf("the shell call never started; stdout %q", out.String())
+	}
+	l, err := st.Holder(context.Background(), "q-7")
+	if err != nil || l == nil || workers[l.PID] == nil {
+		t.Fatalf("lease of the running turn = %+v, %v; want one of the workers %v", l, err, workers)
+	}
+	workers[l.PID].kill()
+	_, before := readLog(t, st, "q-7")
+
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("rein run --queue after the kill: %v\n%s", err, cmd.Stderr)
+	}
+	if got := out.String(); got != "done 7\n" {
+		t.Errorf("stdout = %q, want the answer of the resumed turn", got)
+	}
+	evs, after := readLog(t, st, "q-7")
+	if len(after) < len(before) || !slices.Equal(after[:len(before)], before) {
+		t.Fatalf("the events on disk before the kill changed:\nbefore %q\nafter  %q", before, after)
+	}
+	if fix := session.RepairEvents(evs, time.Now()); fix != nil {
+		t.Errorf("the log is not balanced: it would need %d repairs:\n%s", len(fix), strings.Join(after, "\n"))
+	}
+	if n := ranLines(t, e); n["7"] != 1 {
+		t.Errorf("ran.txt = %v: the shell command ran %d times, want once", n, n["7"])
+	}
+	// Two model calls in all: the one that asked for the call is not made
+	// again; the resume's tells the model the call was interrupted.
+	if reqs := m.Requests(); len(reqs) != 2 || !hasToolResult(reqs[1], "call-7") {
+		t.Errorf("%d model requests, want 2 with the call's result in the second", len(reqs))
 	}
 }
