@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -251,4 +252,71 @@ func TestWorkerKilledMidToolOtherFinishes(t *testing.T) {
 	if reqs := m.Requests(); len(reqs) != 2 || !hasToolResult(reqs[1], "call-7") {
 		t.Errorf("%d model requests, want 2 with the call's result in the second", len(reqs))
 	}
+}
+
+// Twenty turns over three workers, killed at random (each replaced by a
+// new one): every turn finishes, every log is balanced and keeps what it
+// had on disk at each kill, and no shell command ran twice.
+func TestWorkersRandomKills(t *testing.T) {
+	e := newEnv(t)
+	e.store = queueStore(t)
+	const turns, kills = 20, 5
+	srv := llmtest.NewServer(t, shellTurns(func(int) time.Duration { return time.Second }))
+	var live []*worker
+	for range 3 {
+		live = append(live, startWorker(t, e, "q"))
+	}
+	type run struct {
+		cmd *exec.Cmd
+		out *strings.Builder
+	}
+	runs := make([]run, turns)
+	for k := range turns {
+		runs[k].cmd, runs[k].out = submit(t, e, srv, "q", k)
+	}
+	st := openTestStore(t, e)
+	// At each kill, what every log holds: it must still be there at the end.
+	snapshots := map[session.ID][][]string{}
+	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 16))
+	for range kills {
+		time.Sleep(time.Duration(500+rng.IntN(1000)) * time.Millisecond)
+		i := rng.IntN(len(live))
+		live[i].kill()
+		for k := range turns {
+			id := session.ID(fmt.Sprintf("q-%d", k))
+			_, lines := readLog(t, st, id)
+			snapshots[id] = append(snapshots[id], lines)
+		}
+		live[i] = startWorker(t, e, "q")
+	}
+	for k, r := range runs {
+		if err := r.cmd.Wait(); err != nil {
+			t.Errorf("turn %d: %v\n%s", k, err, r.cmd.Stderr)
+		} else if got, want := r.out.String(), fmt.Sprintf("done %d\n", k); got != want {
+			t.Errorf("turn %d: stdout = %q, want %q", k, got, want)
+		}
+	}
+	ran := ranLines(t, e)
+	resumed := 0
+	for k := range turns {
+		id := session.ID(fmt.Sprintf("q-%d", k))
+		evs, lines := readLog(t, st, id)
+		for _, before := range snapshots[id] {
+			if len(lines) < len(before) || !slices.Equal(lines[:len(before)], before) {
+				t.Errorf("%s: events on disk at a kill changed:\nthen %q\nnow  %q", id, before, lines)
+			}
+		}
+		if fix := session.RepairEvents(evs, time.Now()); fix != nil {
+			t.Errorf("%s is not balanced:\n%s", id, strings.Join(lines, "\n"))
+		}
+		for _, ev := range evs {
+			if _, ok := ev.Data.(*session.TurnResume); ok {
+				resumed++
+			}
+		}
+		if n := ran[strconv.Itoa(k)]; n > 1 {
+			t.Errorf("turn %d's shell command ran %d times", k, n)
+		}
+	}
+	t.Logf("%d turns, %d kills, %d resumes", turns, kills, resumed)
 }
