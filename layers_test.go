@@ -23,6 +23,7 @@ var layers = map[string][]string{
 	"mcp":         {"llm", "tool", "session", "hook", "mcp"},
 	"agent":       {"llm", "tool", "session", "hook", "agent"},
 	"internal":    {"llm", "tool", "session", "hook", "internal"},
+	"durable":     {"llm", "tool", "session", "hook", "agent", "durable"},
 	"serve":       {"llm", "tool", "session", "hook", "agent", "serve"},
 	"telemetry":   {"llm", "tool", "session", "hook", "agent", "telemetry"},
 	"acp":         {"llm", "tool", "session", "hook", "mcp", "agent", "acp"},

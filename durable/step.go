@@ -40,19 +40,22 @@ func Step(ctx context.Context, st session.Store, t *Turn, d Driver) (*Outcome, e
 	if o != nil && !open {
 		return o, nil
 	}
-	if err := d.Drive(ctx, &DriveRequest{Turn: t, Resume: o != nil}); err != nil {
-		return nil, fmt.Errorf("durable: drive the turn of session %s: %w", t.Session, err)
-	}
-	if o, open, err = Find(ctx, st, t); err != nil {
+	derr := d.Drive(ctx, &DriveRequest{Turn: t, Resume: o != nil})
+	// Read how the run left the turn even when ctx ended it (a stopping
+	// worker's run suspends); a turn that ended is the outcome, whatever
+	// the Driver said.
+	if o, open, err = Find(context.WithoutCancel(ctx), st, t); err != nil {
 		return nil, err
 	}
 	switch {
+	case o != nil && !open:
+		return o, nil
+	case derr != nil:
+		return nil, fmt.Errorf("durable: drive the turn of session %s: %w", t.Session, derr)
 	case o == nil:
 		return nil, fmt.Errorf("durable: the run recorded no turn in session %s after seq %d", t.Session, t.After)
-	case open:
-		return nil, ErrStillOpen
 	}
-	return o, nil
+	return nil, ErrStillOpen
 }
 
 // Find reads turn t from the log: the main agent's first turn after

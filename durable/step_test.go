@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -11,6 +12,7 @@ import (
 	"github.com/reinhq/rein/durable"
 	"github.com/reinhq/rein/llm/llmtest"
 	"github.com/reinhq/rein/session"
+	"github.com/reinhq/rein/tool"
 )
 
 // runDriver drives turns with a real agent on st, answering from m, and
@@ -117,5 +119,48 @@ func TestStepNeedsASession(t *testing.T) {
 	_, err := durable.Step(context.Background(), session.NewMemStore(), &durable.Turn{}, &runDriver{})
 	if err == nil {
 		t.Fatal("a turn without a session ran")
+	}
+}
+
+// A worker that stops (its ctx done) suspends the run: the turn stays
+// open, Step says so, and the next Step resumes it to its end, the
+// stopped call answered as interrupted.
+func TestRunAgentSuspendsWhenStopped(t *testing.T) {
+	st := session.NewMemStore()
+	id := newSession(t, st)
+	started := make(chan struct{}, 1)
+	wait, err := tool.New("wait", "Waits until stopped.", func(ctx context.Context, _ struct{}, _ *tool.Call) (*tool.Result, error) {
+		started <- struct{}{}
+		<-ctx.Done()
+		return nil, ctx.Err()
+	}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := llmtest.NewModel(llmtest.CallTool("c1", "wait", `{}`), llmtest.Reply("after"))
+	drive := durable.DriverFunc(func(ctx context.Context, req *durable.DriveRequest) error {
+		a, err := agent.New(&agent.Options{Model: m, Tools: []tool.Tool{wait}, Store: st, Session: req.Turn.Session,
+			Durable: true, ToolGrace: 50 * time.Millisecond})
+		if err != nil {
+			return err
+		}
+		defer a.Close()
+		return durable.RunAgent(ctx, a, req, nil)
+	})
+	ctx, stop := context.WithCancel(context.Background())
+	go func() {
+		<-started
+		stop()
+	}()
+	turn := &durable.Turn{Session: id, Prompt: "go"}
+	if _, err := durable.Step(ctx, st, turn, drive); !errors.Is(err, durable.ErrStillOpen) {
+		t.Fatalf("Step of a stopped worker: err = %v, want ErrStillOpen", err)
+	}
+	o, err := durable.Step(context.Background(), st, turn, drive)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.Reason != session.EndCompleted || o.Resumed != 1 || m.Calls() != 2 {
+		t.Errorf("outcome %+v after %d model calls; want completed, resumed once, 2 calls", o, m.Calls())
 	}
 }

@@ -3,24 +3,18 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/reinhq/rein/agent"
 	"github.com/reinhq/rein/durable"
 	"github.com/reinhq/rein/durable/dbos"
 	"github.com/reinhq/rein/session"
 )
 
 func init() { extraCommands = append(extraCommands, (*app).workerCommand) }
-
-// suspendGrace is how long a stopping worker lets running tool calls
-// settle before it leaves them for the turn's resume.
-const suspendGrace = 2 * time.Second
 
 func (a *app) workerCommand() *cobra.Command {
 	var (
@@ -86,9 +80,8 @@ func (a *app) work(ctx context.Context, opts *dbos.Options) error {
 	return eng.Close()
 }
 
-// driver builds each queued turn's agent on st and runs or resumes it.
-// When the worker stops (ctx done), the run is suspended at its next
-// safe point, so the turn stays open for another worker.
+// driver builds each queued turn's agent on st and runs or resumes it
+// (see durable.RunAgent: a stopping worker suspends its runs).
 func (a *app) driver(st session.Store) durable.Driver {
 	return durable.DriverFunc(func(ctx context.Context, req *durable.DriveRequest) error {
 		var q queuedAgent
@@ -104,18 +97,6 @@ func (a *app) driver(st session.Store) durable.Driver {
 			return err
 		}
 		defer s.Close()
-		stop := context.AfterFunc(ctx, func() { s.agent.Suspend(suspendGrace) })
-		defer stop()
-		run := context.WithoutCancel(ctx)
-		var res *agent.Result
-		if req.Resume {
-			res, err = s.agent.Resume(run, &agent.ResumeRequest{Hooks: s.runHooks})
-		} else {
-			res, err = s.agent.Run(run, s.request(req.Turn.Prompt))
-		}
-		if err != nil && res == nil && !errors.Is(err, agent.ErrNothingToResume) {
-			return err
-		}
-		return nil
+		return durable.RunAgent(ctx, s.agent, req, s.runHooks)
 	})
 }

@@ -60,13 +60,12 @@ func agentDriver(st session.Store, calls *atomic.Int64) durable.Driver {
 	return durable.DriverFunc(func(ctx context.Context, req *durable.DriveRequest) error {
 		calls.Add(1)
 		m := llmtest.NewModel(llmtest.Reply("answer to " + req.Turn.Prompt))
-		a, err := agent.New(&agent.Options{Model: m, Store: st, Session: req.Turn.Session})
+		a, err := agent.New(&agent.Options{Model: m, Store: st, Session: req.Turn.Session, Durable: true})
 		if err != nil {
 			return err
 		}
 		defer a.Close()
-		_, err = a.Run(ctx, &agent.RunRequest{Prompt: req.Turn.Prompt})
-		return err
+		return durable.RunAgent(ctx, a, req, nil)
 	})
 }
 
