@@ -84,6 +84,9 @@ type Options struct {
 	// DefaultRecoverEvery and DefaultRecoverAfter.
 	RecoverEvery time.Duration
 	RecoverAfter time.Duration
+	// PollEvery is how often a worker looks for queued turns when idle;
+	// zero is DBOS's default (a second).
+	PollEvery time.Duration
 }
 
 // Engine is a durable.Engine on DBOS Transact: each turn is a DBOS
@@ -188,6 +191,9 @@ func (e *Engine) launch(ctx context.Context, url string) error {
 		// One turn of a session at a time, on any worker.
 		transact.WithPartitionConcurrency(1),
 		transact.WithQueueOnConflict(transact.QueueConflictAlwaysUpdate),
+	}
+	if e.opts.PollEvery > 0 {
+		qopts = append(qopts, transact.WithQueueBasePollingInterval(e.opts.PollEvery))
 	}
 	if e.opts.GlobalConcurrency > 0 {
 		qopts = append(qopts, transact.WithGlobalConcurrency(e.opts.GlobalConcurrency))

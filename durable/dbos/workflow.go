@@ -47,7 +47,8 @@ func (e *Engine) turn(ctx transact.Context, t durable.Turn) (durable.Outcome, er
 		}))
 }
 
-// waitEvery is how often Wait looks at a turn's status.
+// waitEvery is how often Wait looks at a turn's status, unless
+// Options.PollEvery is shorter.
 const waitEvery = 100 * time.Millisecond
 
 // Wait blocks until turn id has ended and returns its outcome; a turn
@@ -57,7 +58,11 @@ func (e *Engine) Wait(ctx context.Context, id string) (*durable.Outcome, error) 
 	if err != nil {
 		return nil, fmt.Errorf("dbos: turn %s: %w", id, err)
 	}
-	tick := time.NewTicker(waitEvery)
+	every := waitEvery
+	if p := e.opts.PollEvery; p > 0 && p < every {
+		every = p
+	}
+	tick := time.NewTicker(every)
 	defer tick.Stop()
 	for {
 		st, err := h.GetStatus()
