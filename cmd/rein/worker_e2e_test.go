@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -318,4 +319,55 @@ func TestWorkersRandomKills(t *testing.T) {
 		}
 	}
 	t.Logf("%d turns, %d kills, %d resumes", turns, kills, resumed)
+}
+
+// A worker stopped with SIGTERM suspends its turn and exits; the other
+// worker resumes the turn to its end.
+func TestWorkerStoppedHandsTurnOver(t *testing.T) {
+	e := newEnv(t)
+	e.store = queueStore(t)
+	srv := llmtest.NewServer(t, shellTurns(func(int) time.Duration { return 30 * time.Second }))
+	workers := map[int]*worker{}
+	for range 2 {
+		w := startWorker(t, e, "q")
+		workers[w.cmd.Process.Pid] = w
+	}
+	cmd, out := submit(t, e, srv, "q", 3)
+	st := openTestStore(t, e)
+	if !testwait.For(30*time.Second, func() bool { return ranLines(t, e)["3"] == 1 }) {
+		t.Fatalf("the shell call never started; stdout %q", out.String())
+	}
+	l, err := st.Holder(context.Background(), "q-3")
+	if err != nil || l == nil || workers[l.PID] == nil {
+		t.Fatalf("lease of the running turn = %+v, %v", l, err)
+	}
+	w := workers[l.PID]
+	w.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-w.done:
+	case <-time.After(20 * time.Second):
+		t.Fatal("the worker did not stop within 20s of SIGTERM")
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("rein run --queue after the stop: %v\n%s", err, cmd.Stderr)
+	}
+	if got := out.String(); got != "done 3\n" {
+		t.Errorf("stdout = %q", got)
+	}
+	evs, lines := readLog(t, st, "q-3")
+	var suspended, resumed bool
+	for _, ev := range evs {
+		switch ev.Data.(type) {
+		case *session.TurnSuspend:
+			suspended = true
+		case *session.TurnResume:
+			resumed = true
+		}
+	}
+	if !suspended || !resumed || session.RepairEvents(evs, time.Now()) != nil {
+		t.Errorf("want a balanced log with the suspend and the resume:\n%s", strings.Join(lines, "\n"))
+	}
+	if n := ranLines(t, e); n["3"] != 1 {
+		t.Errorf("the shell command ran %d times, want once", n["3"])
+	}
 }

@@ -109,7 +109,8 @@ var _ durable.Engine = (*Engine)(nil)
 // Open connects to the DBOS system database at url — postgres://… (a
 // server shared by many workers) or sqlite:PATH (embedded: one process,
 // nothing to start) — creating its tables if they are missing. With
-// opts.Driver set it starts a worker; Close stops it.
+// opts.Driver set it starts a worker; Close, not the end of ctx, stops
+// it.
 func Open(ctx context.Context, url string, opts *Options) (*Engine, error) {
 	e := &Engine{}
 	if opts != nil {
@@ -119,7 +120,7 @@ func Open(ctx context.Context, url string, opts *Options) (*Engine, error) {
 		return nil, err
 	}
 	if e.opts.Driver == nil {
-		c, err := transact.NewClient(ctx, transact.ClientConfig{
+		c, err := transact.NewClient(context.WithoutCancel(ctx), transact.ClientConfig{
 			DatabaseURL: url, AppName: e.opts.AppName, DatabaseSchema: e.opts.Schema, Logger: e.opts.Logger,
 		})
 		if err != nil {
@@ -178,7 +179,10 @@ func (e *Engine) defaults(url string) error {
 
 // launch starts a worker: the turn workflow, the queue, recovery.
 func (e *Engine) launch(ctx context.Context, url string) error {
-	c, err := transact.NewContext(ctx, transact.Config{
+	// The engine lives until Close, not until ctx: a DBOS context that
+	// is cancelled marks its running workflows cancelled for good, where
+	// a stopping worker must leave them pending for the next.
+	c, err := transact.NewContext(context.WithoutCancel(ctx), transact.Config{
 		DatabaseURL: url, AppName: e.opts.AppName, DatabaseSchema: e.opts.Schema, Logger: e.opts.Logger,
 		ApplicationVersion: e.opts.Version, ExecutorID: e.opts.ExecutorID,
 	})
