@@ -371,3 +371,34 @@ func TestWorkerStoppedHandsTurnOver(t *testing.T) {
 		t.Errorf("the shell command ran %d times, want once", n["3"])
 	}
 }
+
+// Embedded: a worker and 'rein run --queue' on a SQLite store, nothing
+// to start.
+func TestWorkerEmbeddedSQLite(t *testing.T) {
+	e := newEnv(t) // its store is sqlite:…
+	srv := llmtest.NewServer(t, shellTurns(func(int) time.Duration { return 0 }))
+	startWorker(t, e, "local")
+	cmd, out := submit(t, e, srv, "local", 2)
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("rein run --queue: %v\n%s", err, cmd.Stderr)
+	}
+	if got := out.String(); got != "done 2\n" {
+		t.Errorf("stdout = %q", got)
+	}
+}
+
+// A queue needs a store workers share; a worker needs sane limits.
+func TestQueueUsageErrors(t *testing.T) {
+	e := newEnv(t)
+	for _, args := range [][]string{
+		{"run", "--store", "mem:", "--queue", "q", "hi"},
+		{"worker", "--store", "jsonl:" + e.home},
+		{"worker", "--store", e.store, "--concurrency", "0"},
+		{"worker", "--store", e.store, "--takeover-after", "1ms"},
+	} {
+		r := e.run(nil, args...)
+		if r.code != 2 || !strings.Contains(r.stderr, "--") {
+			t.Errorf("rein %s: exit %d, stderr %q; want a usage error naming the flag", strings.Join(args, " "), r.code, r.stderr)
+		}
+	}
+}
