@@ -103,6 +103,7 @@ type Agent struct {
 	wg         sync.WaitGroup
 	toolsWG    sync.WaitGroup // the workers, and the tool calls left behind after a cancel
 	workers    *workers
+	carried    carried // what a suspended run left for the next
 
 	kin kin // the agent's place in a tree of subagents
 }
@@ -244,6 +245,7 @@ func (a *Agent) Reset(ctx context.Context) error {
 		return ErrClosed
 	}
 	a.watch.Reset()
+	a.carried = carried{}
 	return a.w.open(ctx, "")
 }
 

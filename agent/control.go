@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"errors"
+	"sync/atomic"
 
 	"github.com/reinhq/rein/hook"
 	"github.com/reinhq/rein/llm"
@@ -30,9 +31,9 @@ type control struct {
 	lateInjects []queued // sent while the turn ended: recorded after it
 	running     map[llm.CallID]*callState
 	settled     map[llm.CallID]bool
-	parked      map[llm.CallID]string // cancels of calls not started yet
-	kick        chan struct{}         // wakes a batch waiting for its calls
-	suspend     *suspension           // set by Suspend
+	parked      map[llm.CallID]string      // cancels of calls not started yet
+	kick        chan struct{}              // wakes a batch waiting for its calls
+	suspend     atomic.Pointer[suspension] // set by Suspend
 }
 
 func newControl(cancel context.CancelCauseFunc) *control {

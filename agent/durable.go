@@ -53,19 +53,27 @@ func quoteOr(s string) string {
 	return fmt.Sprintf("%q", s)
 }
 
-// Resume continues the open turn of the agent's session — one a Suspend
-// stopped, or one a crash cut short (open the session with
-// Options.Durable so it is left open) — from its last completed record,
-// and blocks until the turn ends, like Run. A step whose model call
-// finished is not sent again. Of the calls of the step that was in
-// flight, those with a result keep it; a started call of a tool that may
-// be re-run (tool.Rerunnable) runs again; a started call of any other
-// tool is answered as interrupted, outcome unknown, so the model is told
-// and decides; a call that never started runs. The loop then goes on.
+// Resume continues the turn of the agent's session that stopped before it
+// ended, from its last completed record, and blocks until the turn ends,
+// like Run. A step whose model call finished is not sent again. Of the
+// calls of the step that was in flight, those with a result keep it; a
+// started call of a tool that may be re-run (tool.Rerunnable) runs again;
+// a started call of any other tool is answered as interrupted, outcome
+// unknown (session.CodeOutcomeUnknown), so the model is told and decides;
+// a call that never started runs. The loop then goes on.
 //
-// With no open turn it returns an error wrapping ErrNothingToResume; when
-// the agent's tools, primary model or version differ from what the turn
-// was started with, a *ResumeMismatchError, and the turn stays open.
+// A turn a Suspend stopped is open on the log and continues in place (a
+// durable agent, Options.Durable, leaves it open when it opens the
+// session). A turn a crash cut short is closed by the store's or New's
+// repair (turn.end interrupted, the calls in flight answered as
+// interrupted or not started); Resume continues it in a new turn with
+// trigger resume, whose first step calls again, as the harness's own
+// message, the calls that are to run. The turn.resume record says which.
+//
+// With nothing to continue (the last turn ended otherwise, or a turn came
+// after it) it returns an error wrapping ErrNothingToResume; when the
+// agent's tools, primary model or version differ from what the turn was
+// started with, a *ResumeMismatchError, and nothing is written.
 func (a *Agent) Resume(ctx context.Context, req *ResumeRequest) (*Result, error) {
 	return a.resume(ctx, req, nil)
 }
@@ -117,10 +125,10 @@ type suspension struct {
 }
 
 func (c *control) suspendLocked(grace time.Duration) {
-	if c.suspend != nil || c.cancelled {
+	if c.suspend.Load() != nil || c.cancelled {
 		return
 	}
-	c.suspend = &suspension{at: time.Now(), grace: grace}
+	c.suspend.Store(&suspension{at: time.Now(), grace: grace})
 	c.kickLocked()
 }
 

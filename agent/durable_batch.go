@@ -12,24 +12,32 @@ import (
 var errSuspended = errors.New("agent: the turn was suspended")
 
 // suspending reports whether a Suspend asks the run to stop, and it is
-// not cancelled (a cancel wins).
+// not cancelled (a cancel wins). It takes no lock: the loop asks often.
 func (r *runState) suspending() bool {
-	r.a.mu.Lock()
-	defer r.a.mu.Unlock()
-	return r.ctl.suspend != nil && !r.ctl.cancelled
+	return r.ctl.suspend.Load() != nil && !r.isCancelled()
 }
 
 // suspendGrace fires when the calls running under a Suspend have had
 // their grace; nil when no Suspend is asked.
 func (r *runState) suspendGrace() <-chan time.Time {
-	r.a.mu.Lock()
-	s := r.ctl.suspend
-	cancelled := r.ctl.cancelled
-	r.a.mu.Unlock()
-	if s == nil || cancelled {
+	s := r.ctl.suspend.Load()
+	if s == nil || r.isCancelled() {
 		return nil
 	}
 	return time.After(max(s.grace-time.Since(s.at), 0))
+}
+
+// carried is what a suspended run could not record without breaking its
+// open step: injects and steers for the agent's next run (the Resume),
+// which delivers them at its first step boundary. They live in memory.
+type carried struct{ injects, steers []queued }
+
+// carry keeps late injects and steers of a suspended run; a.mu is held
+// or the run is the agent's only writer.
+func (a *Agent) carry(r *runState, injects, steers []queued) {
+	a.carried.injects = append(a.carried.injects, injects...)
+	a.carried.steers = append(a.carried.steers, steers...)
+	a.log.Warn("messages sent while the run suspended are kept in memory for the agent's next run", "session", r.sid, "injects", len(injects), "steers", len(steers))
 }
 
 // admit runs a call's pipeline up to execution, except for a call a
@@ -59,7 +67,7 @@ func (b *batch) log(s *callState) {
 func (b *batch) restore(s *callState, p *resumePlan) bool {
 	r := b.r
 	id := s.call.ID
-	if p.answered[id] {
+	if p.results[id] != nil {
 		s.settled, s.logged = true, true
 		r.a.mu.Lock()
 		r.ctl.settled[id] = true

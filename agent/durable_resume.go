@@ -26,7 +26,7 @@ type resumePlan struct {
 	last      *session.AssistantMessage // the turn's last answer
 	input     bool                      // a message came after the last answer: the next request is due
 
-	answered    map[llm.CallID]bool
+	results     map[llm.CallID]*session.ToolResult
 	started     map[llm.CallID]*session.ToolCall
 	interrupted map[llm.CallID]*session.ToolResult // the repair's results of started calls
 }
@@ -35,7 +35,7 @@ type resumePlan struct {
 func planResume(events []session.Event, now time.Time) *resumePlan {
 	first := &events[0]
 	p := &resumePlan{turn: first.Turn, after: events[len(events)-1].Seq,
-		answered: map[llm.CallID]bool{}, started: map[llm.CallID]*session.ToolCall{}, interrupted: map[llm.CallID]*session.ToolResult{}}
+		results: map[llm.CallID]*session.ToolResult{}, started: map[llm.CallID]*session.ToolCall{}, interrupted: map[llm.CallID]*session.ToolResult{}}
 	for i := range events {
 		ev := &events[i]
 		if ev.ParentRun != first.ParentRun {
@@ -60,7 +60,7 @@ func planResume(events []session.Event, now time.Time) *resumePlan {
 		case *session.ToolCall:
 			p.started[d.CallID] = d
 		case *session.ToolResult:
-			p.answered[d.CallID] = true
+			p.results[d.CallID] = d
 		case *session.TurnSuspend:
 			p.suspended = true
 		case *session.TurnResume:
@@ -84,13 +84,13 @@ func firstOf[T any](a, b *T) *T {
 	return b
 }
 
-// resumeTurn is the body of a Resume: it checks the open turn may be
-// continued by this agent, records what it does with the calls in flight,
-// and goes on with the loop.
+// resumeTurn is the body of a Resume: it checks the turn may be continued
+// by this agent, records what it does with the calls in flight, and goes
+// on with the loop: in the turn itself when it is open, in a new one when
+// a crash's repair closed it.
 func (r *runState) resumeTurn() (res *Result, err error) {
-	r.resumed = true
 	defer r.recovered(&res, &err)
-	events, err := r.w.openEvents(r.wctx)
+	events, open, err := r.w.resumable(r.wctx)
 	if err != nil {
 		return nil, err
 	}
@@ -104,10 +104,14 @@ func (r *runState) resumeTurn() (res *Result, err error) {
 	if err := a.checkPin(p, r.sid); err != nil {
 		return nil, err
 	}
-	r.turn, r.step, r.meter.steps = p.turn, p.step, p.step
 	if p.last != nil {
 		r.final, r.hasFinal = llm.Message{Role: llm.RoleAssistant, Parts: p.last.Parts, Provenance: p.last.Provenance}, true
 	}
+	if !open {
+		return r.finish(*r.continueClosed(p))
+	}
+	r.resumed = true
+	r.turn, r.step, r.meter.steps = p.turn, p.step, p.step
 	r.emit(r.resumeRecord(p))
 	r.header(true, "resume")
 	if !r.flush() {
@@ -127,7 +131,7 @@ func (r *runState) resumeRecord(p *resumePlan) *session.TurnResume {
 	for _, q := range p.msg.Parts {
 		c, ok := q.(*llm.ToolCall)
 		switch {
-		case !ok || p.answered[c.ID]:
+		case !ok || p.results[c.ID] != nil:
 		case p.started[c.ID] == nil:
 			rec.Started = append(rec.Started, c.ID)
 		case r.entry(c.Name) != nil && r.entry(c.Name).rerun:
@@ -137,6 +141,75 @@ func (r *runState) resumeRecord(p *resumePlan) *session.TurnResume {
 		}
 	}
 	return rec
+}
+
+// continueClosed continues, in a new turn, a turn a crash's repair
+// closed: the calls of its last step that did not really finish and are
+// to run (never started, or started with a tool that may be re-run) are
+// called again in the new turn's first step, as the harness's own
+// message; the calls whose tools may not be re-run keep the repair's
+// interrupted result, which the model reads.
+func (r *runState) continueClosed(p *resumePlan) *turnEnd {
+	a := r.a
+	r.turn = r.w.nextTurn()
+	r.emit(&session.TurnStart{Trigger: session.TriggerResume})
+	r.pin()
+	rec := &session.TurnResume{Step: p.step, After: p.after, Suspended: p.suspended, Continues: p.turn}
+	var calls []llm.Part
+	if p.last != nil {
+		for _, q := range p.last.Parts {
+			c, ok := q.(*llm.ToolCall)
+			if !ok {
+				continue
+			}
+			res := p.results[c.ID]
+			switch {
+			case res == nil || res.Code == session.CodeNotStarted:
+				rec.Started = append(rec.Started, c.ID)
+			case res.Code != session.CodeOutcomeUnknown:
+				continue // a real result
+			case r.entry(c.Name) != nil && r.entry(c.Name).rerun:
+				rec.Rerun = append(rec.Rerun, c.ID)
+			default:
+				rec.Interrupted = append(rec.Interrupted, c.ID)
+				continue
+			}
+			cc := *c
+			calls = append(calls, &cc)
+		}
+	}
+	r.emit(rec)
+	if len(calls) == 0 {
+		if end := r.answerAgain(p); end != nil {
+			return end
+		}
+		return r.loop()
+	}
+	r.step, r.meter.steps, r.meter.stepStart = 1, 1, a.opts.Now()
+	r.emit(&session.StepStart{Step: 1})
+	r.header(true, "resume")
+	msg := llm.Message{Role: llm.RoleAssistant, Parts: calls, Provenance: &llm.Provenance{Provider: "rein", Model: "resume"}}
+	r.dedupeCalls(&msg) // the calls get ids of their own
+	r.emit(&session.AssistantMessage{Parts: msg.Parts, Provenance: msg.Provenance, Finish: llm.FinishToolCalls})
+	if end := r.answer(&msg, llm.Usage{}, llm.FinishToolCalls, nil); end != nil {
+		return end
+	}
+	return r.loop()
+}
+
+// answerAgain decides again what the loop makes of the turn's last
+// answer, when the turn stopped after the answer's step and before the
+// decision was recorded; nil when the turn goes on (or there is no such
+// answer).
+func (r *runState) answerAgain(p *resumePlan) *turnEnd {
+	if p.last == nil || p.input || hasToolCall(p.last.Parts) {
+		return nil
+	}
+	if p.last.Finish == llm.FinishMaxTokens {
+		return &turnEnd{reason: session.EndMaxTokens, msg: "the model reached its output token limit"}
+	}
+	msg := r.final
+	return r.answered(&msg)
 }
 
 // continueTurn goes on from where the records stop: the open step's
@@ -154,14 +227,8 @@ func (r *runState) continueTurn(p *resumePlan) *turnEnd {
 		if end := r.runStep(); end != nil {
 			return end
 		}
-	case p.last != nil && !p.input && !hasToolCall(p.last.Parts):
-		// The step answered; what the loop made of the answer is not on
-		// the record, so it is decided again.
-		if p.last.Finish == llm.FinishMaxTokens {
-			return &turnEnd{reason: session.EndMaxTokens, msg: "the model reached its output token limit"}
-		}
-		msg := r.final
-		if end := r.answered(&msg); end != nil {
+	default:
+		if end := r.answerAgain(p); end != nil {
 			return end
 		}
 	}
@@ -215,7 +282,13 @@ func (r *runState) pin() {
 // recorded, then the turn.suspend, durably; the turn stays open.
 func (r *runState) suspended(e turnEnd) (*Result, error) {
 	if r.fatal == nil {
-		r.steer(r.endQueues())
+		if steers := r.endQueues(); len(e.open) == 0 {
+			r.steer(steers)
+		} else if len(steers) > 0 {
+			r.a.mu.Lock()
+			r.a.carry(r, nil, steers) // they belong after the open calls' results
+			r.a.mu.Unlock()
+		}
 		r.emit(&session.TurnSuspend{Step: r.step, Pending: e.open, Reason: "suspended by the host"})
 		if r.flush() {
 			if err := r.w.sync(r.wctx); err != nil {

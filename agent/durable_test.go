@@ -378,3 +378,48 @@ func TestDurable_TurnsArePinned(t *testing.T) {
 }
 
 var cmpIgnoreHash = cmp.FilterPath(func(p cmp.Path) bool { return p.Last().String() == ".ToolsHash" }, cmp.Ignore())
+
+// TestDurable_SteerDuringASuspendReachesTheResume: a steer accepted while
+// a batch suspends is not written between the batch's results; the
+// resume delivers it after them, and its request sees it.
+func TestDurable_SteerDuringASuspendReachesTheResume(t *testing.T) {
+	st := session.NewMemStore()
+	gate := newGateTool("wait")
+	m := llmtest.NewModel(llmtest.CallTools(call("c1", "wait", `{}`), call("c2", "echo", `{"text":"two"}`)), llmtest.Reply("ok"))
+	a := durableAgent(t, st, m, &agent.Options{Parallel: 1}, gate, echoTool())
+	done := runAsync(a, "go")
+	waitStarted(t, gate.started)
+	if !a.Steer(&llm.Text{Text: "mind the tests"}) {
+		t.Fatal("Steer refused")
+	}
+	if err := a.Suspend(time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	close(gate.release)
+	if res := wait(t, done); res.Reason != session.EndSuspended {
+		t.Fatalf("run ended %s", res.Reason)
+	}
+	if n := len(ofType[*session.SteeringMessage](readAll(t, st, "s"))); n != 0 {
+		t.Fatalf("%d steering messages written inside the open step", n)
+	}
+	res, err := a.Resume(context.Background(), nil)
+	if err != nil || res.Text != "ok" {
+		t.Fatalf("Resume = %+v, %v", res, err)
+	}
+	evs := balanced(t, st)
+	var order []string
+	for _, ev := range evs {
+		switch d := ev.Data.(type) {
+		case *session.ToolResult:
+			order = append(order, "result "+string(d.CallID))
+		case *session.SteeringMessage:
+			order = append(order, "steer "+partsText(d.Parts))
+		}
+	}
+	if d := cmp.Diff([]string{"result c1", "result c2", "steer mind the tests"}, order); d != "" {
+		t.Errorf("order (-want +got):\n%s", d)
+	}
+	if !containsText(m.Requests()[1], "mind the tests") {
+		t.Errorf("the request after the resume lacks the steer:\n%v", requestTexts(m.Requests()[1]))
+	}
+}

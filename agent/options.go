@@ -65,11 +65,13 @@ type Options struct {
 	// a new session with a store-chosen id.
 	Session session.ID
 
-	// Durable makes turns resumable (see Resume): each turn pins what it
-	// was started with (a turn.pin record), a call of a tool that may not
-	// be re-run starts only once its start is synced, and New leaves a
-	// turn a crash cut short open for Resume instead of closing it; a Run
-	// closes it first, as New would have.
+	// Durable makes turns resumable in full (see Resume): each turn pins
+	// what it was started with (a turn.pin record, checked on resume), a
+	// call of a tool that may not be re-run starts only once its start is
+	// synced (so a crash never leads to running it twice), and New leaves
+	// an open turn (a suspended one) for Resume instead of closing it; a
+	// Run, a manual compaction or an idle Inject closes it first, as New
+	// would have.
 	Durable bool
 	// Version is the program's version pinned on durable turns: a resume
 	// under another version is refused. Empty means the main module's

@@ -157,7 +157,9 @@ func (a *Agent) launch(ctx context.Context, req *RunRequest, fn func(session.Eve
 	}
 	a.mu.Lock()
 	late := append(r.ctl.injects, r.ctl.lateInjects...)
-	if len(late) > 0 {
+	if len(late) > 0 && res != nil && res.Reason == session.EndSuspended {
+		a.carry(r, late, nil) // a record now would close the suspended turn
+	} else if len(late) > 0 {
 		if ferr := a.w.record(r.wctx, session.TriggerInject, contextOf(late...)...); ferr != nil && err == nil {
 			err = ferr
 		}
@@ -179,6 +181,7 @@ func (a *Agent) newRun(ctx context.Context, req *RunRequest, fn func(session.Eve
 	rctx, cancel := context.WithCancelCause(ctx)
 	r := &runState{a: a, w: a.w, ctl: newControl(cancel), id: session.RunID(a.opts.NewID()), sid: a.w.session(),
 		sink: sink{fn: fn}, maxSteps: a.maxSteps, meter: newMeter(a.opts.Now())}
+	r.ctl.injects, r.ctl.steers, a.carried = a.carried.injects, a.carried.steers, carried{}
 	r.ctx = withRun(hook.WithNotes(rctx, func(d *session.HookDecision) { r.emit(d) }), r)
 	r.wctx = context.WithoutCancel(r.ctx)
 	if req.MaxSteps > 0 {

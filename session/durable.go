@@ -17,8 +17,8 @@ const (
 	// TypeTurnSuspend records that a run stopped its turn at a safe point
 	// to be resumed; the turn stays open on the log.
 	TypeTurnSuspend = "turn.suspend"
-	// TypeTurnResume records that a run continues an open turn, and what
-	// it did with the calls that were in flight.
+	// TypeTurnResume records that a run continues a turn that stopped, and
+	// what it did with the calls that were in flight.
 	TypeTurnResume = "turn.resume"
 )
 
@@ -48,16 +48,21 @@ type TurnSuspend struct {
 	Reason  string       `json:"reason,omitempty"`
 }
 
-// TurnResume records a run that continues an open turn. After is the seq
-// of the last record it continues from; Suspended says the turn was
-// suspended rather than cut short. Of the calls that had no result,
-// Rerun started before and run again (their tools may be re-run),
-// Interrupted started before and are answered as interrupted (their tools
-// may not be re-run), and Started never started before and run now.
+// TurnResume records a run that continues a turn. After is the seq of the
+// last record it continues from; Suspended says the turn was suspended
+// rather than cut short. A turn left open continues in place; a turn a
+// crash's repair closed (turn.end interrupted) continues in a new turn
+// (trigger resume) that names it in Continues, and whose first step
+// calls again, as the harness's own message (provenance rein/resume,
+// new call ids), the calls that are to run. Of the calls that had no
+// real result, Rerun started before and run again (their tools may be
+// re-run), Interrupted started before and are answered as interrupted
+// (their tools may not be re-run), and Started never started and run now.
 type TurnResume struct {
 	Step        int          `json:"step"`
 	After       int64        `json:"after"`
 	Suspended   bool         `json:"suspended,omitempty"`
+	Continues   TurnID       `json:"continues,omitempty"`
 	Rerun       []llm.CallID `json:"rerun,omitempty"`
 	Interrupted []llm.CallID `json:"interrupted,omitempty"`
 	Started     []llm.CallID `json:"started,omitempty"`

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"github.com/reinhq/rein/mcp"
 	"io"
+	"iter"
 	"os"
 	"path/filepath"
 	"slices"
@@ -59,6 +60,7 @@ type agentFlags struct {
 	existing    bool
 	durable     bool // turns may be resumed (a worker's): agent.Options.Durable
 	editorTools func([]tool.Tool, *sandbox.Policy) []tool.Tool
+	resume      bool // rein run --resume: continue the session's cut-short turn
 }
 
 func (f *agentFlags) register(cmd *cobra.Command) {
@@ -392,6 +394,7 @@ func (a *app) build(ctx context.Context, f *agentFlags, ask tool.Approver, inter
 		Hooks:        hooks,
 		Approver:     approver,
 		DryRun:       f.dryRun,
+		Durable:      f.resume,
 		Closers:      s.kit.closers,
 		// Spilled output stays inside the workspace, where the model's
 		// read tool can open the file it is pointed to.
@@ -445,6 +448,9 @@ cancelled (Ctrl-C).`,
 			if showContext {
 				return cobra.MaximumNArgs(1)(cmd, args)
 			}
+			if f.resume {
+				return resumeArgs(args)
+			}
 			if len(args) == 0 || len(args) > 2 || (len(args) == 2 && args[1] != "-") {
 				return usageErrorf("rein run needs one PROMPT argument, PROMPT - (stdin appended as context) or - (the prompt from stdin), got %d arguments\nRun 'rein run --help' for usage.", len(args))
 			}
@@ -453,6 +459,9 @@ cancelled (Ctrl-C).`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if showContext {
 				return a.showContext(cmd, f)
+			}
+			if f.resume {
+				return a.resumeTurn(cmd.Context(), f, cont, jsonOut, timeout)
 			}
 			prompt, err := a.runPrompt(args)
 			if err != nil {
@@ -475,6 +484,7 @@ cancelled (Ctrl-C).`,
 	cmd.Flags().DurationVar(&timeout, "timeout", 0, "end the turn after this long (e.g. 5m); exit code 3")
 	cmd.Flags().StringVar(&queue, "queue", "", "submit the turn to this queue for a 'rein worker' to run (needs --store postgres://… or sqlite:PATH), and follow it")
 	cmd.Flags().BoolVar(&showContext, "show-context", false, "print the system prompt and tools the model would be given, and exit")
+	registerResume(cmd, f)
 	return cmd
 }
 
@@ -524,6 +534,14 @@ func (a *app) showContext(cmd *cobra.Command, f *agentFlags) error {
 
 // runTurn runs one turn and maps its end to an exit code.
 func (a *app) runTurn(ctx context.Context, f *agentFlags, prompt string, jsonOut bool, timeout time.Duration) error {
+	return a.streamTurn(ctx, f, jsonOut, timeout, func(ctx context.Context, s *setup) iter.Seq2[session.Event, error] {
+		return s.agent.Stream(ctx, s.request(prompt))
+	})
+}
+
+// streamTurn runs the turn start streams, shows it and maps its end to
+// an exit code.
+func (a *app) streamTurn(ctx context.Context, f *agentFlags, jsonOut bool, timeout time.Duration, start func(context.Context, *setup) iter.Seq2[session.Event, error]) error {
 	interactive := isTerminal(os.Stdin)
 	s, err := a.build(ctx, f, &ttyApprover{out: a.stderr}, interactive)
 	if err != nil {
@@ -565,7 +583,7 @@ func (a *app) runTurn(ctx context.Context, f *agentFlags, prompt string, jsonOut
 	var last *session.AssistantMessage
 	var runErr error
 	children := 0
-	for ev, err := range s.agent.Stream(runCtx, s.request(prompt)) {
+	for ev, err := range start(runCtx, s) {
 		if err != nil {
 			runErr = err
 			break
