@@ -390,11 +390,10 @@ func (a *app) build(ctx context.Context, f *agentFlags, ask tool.Approver, inter
 		Records:      func() []session.Payload { return append(s.box.records(), s.mcpLog.drain()...) },
 		Store:        s.store,
 		Session:      sid,
-		Durable:      f.durable,
 		Hooks:        hooks,
 		Approver:     approver,
 		DryRun:       f.dryRun,
-		Durable:      f.resume,
+		Durable:      f.resume || f.durable,
 		Closers:      s.kit.closers,
 		// Spilled output stays inside the workspace, where the model's
 		// read tool can open the file it is pointed to.
