@@ -13,7 +13,10 @@ import (
 // it may run any number of times for one turn: it finds the turn on the
 // log (the main agent's first turn after t.After) and
 //   - runs it (DriveRequest.Resume false) when the log has none yet,
-//   - resumes it when it is open: a run that drove it was cut short,
+//   - resumes it when it is open (a run that drove it was cut short, on a
+//     store that keeps it open) or was closed as interrupted by a repair
+//     (a store that closes it): the agent continues it, in a new turn of
+//     trigger resume for the latter,
 //   - only reads it when it has ended: the run ended, the engine did not
 //     record so, and no model or tool is called again.
 //
@@ -37,7 +40,7 @@ func Step(ctx context.Context, st session.Store, t *Turn, d Driver) (*Outcome, e
 	if err != nil {
 		return nil, err
 	}
-	if o != nil && !open {
+	if o != nil && !open && o.Reason != session.EndInterrupted {
 		return o, nil
 	}
 	derr := d.Drive(ctx, &DriveRequest{Turn: t, Resume: o != nil})
@@ -59,9 +62,11 @@ func Step(ctx context.Context, st session.Store, t *Turn, d Driver) (*Outcome, e
 }
 
 // Find reads turn t from the log: the main agent's first turn after
-// t.After. It returns nil when the log holds none yet, and open when the
-// turn has no end yet (the outcome then has only Start and Resumed).
-// It reads only the events after t.After.
+// t.After, and the turns of trigger resume that continue it after a
+// repair closed it as interrupted; the outcome is the last one's end. It
+// returns nil when the log holds none yet, and open when the turn has no
+// end yet (the outcome then has only Start and Resumed). It reads only
+// the events after t.After.
 func Find(ctx context.Context, st session.Store, t *Turn) (o *Outcome, open bool, err error) {
 	for ev, err := range st.Events(ctx, t.Session, t.After) {
 		if err != nil {
@@ -72,19 +77,27 @@ func Find(ctx context.Context, st session.Store, t *Turn) (o *Outcome, open bool
 		}
 		switch p := ev.Data.(type) {
 		case *session.TurnStart:
-			if o == nil {
+			switch {
+			case o == nil:
 				o = &Outcome{Session: t.Session, Start: ev.Seq}
+			case o.End == 0:
+				// Inside the open turn: not a turn of the main agent's.
+			case o.Reason == session.EndInterrupted && p.Trigger == session.TriggerResume:
+				// It continues the turn a repair closed (its turn.resume
+				// counts it).
+				o.End, o.Reason, o.Cause, o.Message = 0, "", "", ""
+			default:
+				return o, false, nil // a turn of its own
 			}
 		case *session.TurnResume:
 			if o != nil {
 				o.Resumed++
 			}
 		case *session.TurnEnd:
-			if o != nil {
+			if o != nil && o.End == 0 {
 				o.End, o.Reason, o.Cause, o.Message = ev.Seq, p.Reason, p.Cause, p.Message
-				return o, false, nil
 			}
 		}
 	}
-	return o, o != nil, nil
+	return o, o != nil && o.End == 0, nil
 }

@@ -12,7 +12,9 @@ import (
 	"github.com/reinhq/rein/durable"
 	"github.com/reinhq/rein/llm/llmtest"
 	"github.com/reinhq/rein/session"
+	"github.com/reinhq/rein/session/sessiontest"
 	"github.com/reinhq/rein/tool"
+	"github.com/reinhq/rein/tool/tooltest"
 )
 
 // runDriver drives turns with a real agent on st, answering from m, and
@@ -162,5 +164,38 @@ func TestRunAgentSuspendsWhenStopped(t *testing.T) {
 	}
 	if o.Reason != session.EndCompleted || o.Resumed != 1 || m.Calls() != 2 {
 		t.Errorf("outcome %+v after %d model calls; want completed, resumed once, 2 calls", o, m.Calls())
+	}
+}
+
+// A turn a repair closed as interrupted (a store that closes what a dead
+// process left open) is resumed in a turn that continues it, whose end is
+// the outcome; the call of a tool that may not be re-run stays
+// interrupted.
+func TestStepContinuesARepairedTurn(t *testing.T) {
+	ctx := context.Background()
+	st := session.NewMemStore()
+	id := newSession(t, st)
+	l := sessiontest.NewLog(id).StartTurn("go").OpenStep("working", "c1").Started("c1")
+	fix := session.RepairEvents(l.Events, time.Now())
+	if err := st.Append(ctx, id, append(l.Events, fix...)...); err != nil {
+		t.Fatal(err)
+	}
+	echo := tooltest.NewRecorder("echo", nil)
+	m := llmtest.NewModel(llmtest.Reply("after"))
+	drive := durable.DriverFunc(func(ctx context.Context, req *durable.DriveRequest) error {
+		a, err := agent.New(&agent.Options{Model: m, Tools: []tool.Tool{echo}, Store: st, Session: id, Durable: true})
+		if err != nil {
+			return err
+		}
+		defer a.Close()
+		return durable.RunAgent(ctx, a, req, nil)
+	})
+	o, err := durable.Step(ctx, st, &durable.Turn{Session: id}, drive)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.Start != 1 || o.Reason != session.EndCompleted || o.Resumed != 1 || len(echo.Calls()) != 0 || m.Calls() != 1 {
+		t.Errorf("outcome %+v, %d echo calls, %d model calls; want the continuation completed, echo not run again, one model call",
+			o, len(echo.Calls()), m.Calls())
 	}
 }

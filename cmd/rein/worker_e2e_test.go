@@ -402,3 +402,26 @@ func TestQueueUsageErrors(t *testing.T) {
 		}
 	}
 }
+
+// Embedded, one worker: killed in the middle of a shell call and
+// started again, it finishes the turn, the command not run again.
+func TestWorkerEmbeddedRestartResumes(t *testing.T) {
+	e := newEnv(t)
+	srv := llmtest.NewServer(t, shellTurns(func(int) time.Duration { return 30 * time.Second }))
+	w := startWorker(t, e, "local")
+	cmd, out := submit(t, e, srv, "local", 4)
+	if !testwait.For(30*time.Second, func() bool { return ranLines(t, e)["4"] == 1 }) {
+		t.Fatalf("the shell call never started; stdout %q", out.String())
+	}
+	w.kill()
+	startWorker(t, e, "local")
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("rein run --queue after the restart: %v\n%s", err, cmd.Stderr)
+	}
+	if got := out.String(); got != "done 4\n" {
+		t.Errorf("stdout = %q", got)
+	}
+	if n := ranLines(t, e); n["4"] != 1 {
+		t.Errorf("the shell command ran %d times, want once", n["4"])
+	}
+}
