@@ -203,6 +203,30 @@ func TestWorkerRunsQueuedTurn(t *testing.T) {
 	}
 }
 
+// twoWorkersOneCall starts two workers of queue q on e.store and submits
+// turn k, whose shell call sleeps long; once the call has started (its
+// line in ran.txt), it returns the worker whose lease names the session,
+// the submitter and its stdout, and a reader of the store.
+func twoWorkersOneCall(t *testing.T, e *env, m *llmtest.Model, k int) (*worker, *exec.Cmd, *strings.Builder, *postgres.Store) {
+	t.Helper()
+	srv := llmtest.NewServer(t, m)
+	workers := map[int]*worker{}
+	for range 2 {
+		w := startWorker(t, e, "q")
+		workers[w.cmd.Process.Pid] = w
+	}
+	cmd, out := submit(t, e, srv, "q", k)
+	st := openTestStore(t, e)
+	if !testwait.For(30*time.Second, func() bool { return ranLines(t, e)[strconv.Itoa(k)] == 1 }) {
+		t.Fatalf("the shell call never started; stdout %q", out.String())
+	}
+	l, err := st.Holder(context.Background(), session.ID(fmt.Sprintf("q-%d", k)))
+	if err != nil || l == nil || workers[l.PID] == nil {
+		t.Fatalf("lease of the running turn = %+v, %v; want one of the workers %v", l, err, workers)
+	}
+	return workers[l.PID], cmd, out, st
+}
+
 // Two workers share a queue; the one running a turn is killed in the
 // middle of its shell call; the other finishes the turn. The log is
 // balanced, keeps every event it had before the kill unchanged, and the
@@ -211,24 +235,8 @@ func TestWorkerKilledMidToolOtherFinishes(t *testing.T) {
 	e := newEnv(t)
 	e.store = queueStore(t)
 	m := shellTurns(func(int) time.Duration { return 30 * time.Second })
-	srv := llmtest.NewServer(t, m)
-	workers := map[int]*worker{}
-	for range 2 {
-		w := startWorker(t, e, "q")
-		workers[w.cmd.Process.Pid] = w
-	}
-	cmd, out := submit(t, e, srv, "q", 7)
-	st := openTestStore(t, e)
-	// The command has started once ran.txt has its line; then the lease
-	// names the worker that runs it.
-	if !testwait.For(30*time.Second, func() bool { return ranLines(t, e)["7"] == 1 }) {
-		t.Fatalf("the shell call never started; stdout %q", out.String())
-	}
-	l, err := st.Holder(context.Background(), "q-7")
-	if err != nil || l == nil || workers[l.PID] == nil {
-		t.Fatalf("lease of the running turn = %+v, %v; want one of the workers %v", l, err, workers)
-	}
-	workers[l.PID].kill()
+	w, cmd, out, st := twoWorkersOneCall(t, e, m, 7)
+	w.kill()
 	_, before := readLog(t, st, "q-7")
 
 	if err := cmd.Wait(); err != nil {
@@ -326,22 +334,7 @@ func TestWorkersRandomKills(t *testing.T) {
 func TestWorkerStoppedHandsTurnOver(t *testing.T) {
 	e := newEnv(t)
 	e.store = queueStore(t)
-	srv := llmtest.NewServer(t, shellTurns(func(int) time.Duration { return 30 * time.Second }))
-	workers := map[int]*worker{}
-	for range 2 {
-		w := startWorker(t, e, "q")
-		workers[w.cmd.Process.Pid] = w
-	}
-	cmd, out := submit(t, e, srv, "q", 3)
-	st := openTestStore(t, e)
-	if !testwait.For(30*time.Second, func() bool { return ranLines(t, e)["3"] == 1 }) {
-		t.Fatalf("the shell call never started; stdout %q", out.String())
-	}
-	l, err := st.Holder(context.Background(), "q-3")
-	if err != nil || l == nil || workers[l.PID] == nil {
-		t.Fatalf("lease of the running turn = %+v, %v", l, err)
-	}
-	w := workers[l.PID]
+	w, cmd, out, st := twoWorkersOneCall(t, e, shellTurns(func(int) time.Duration { return 30 * time.Second }), 3)
 	w.cmd.Process.Signal(syscall.SIGTERM)
 	select {
 	case <-w.done:
