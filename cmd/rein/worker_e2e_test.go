@@ -24,6 +24,7 @@ import (
 	"github.com/reinhq/rein/llm/llmtest"
 	"github.com/reinhq/rein/session"
 	"github.com/reinhq/rein/session/postgres"
+	"github.com/reinhq/rein/session/sqlite"
 )
 
 // queueStore is a --store URL on the test server with a schema of t's
@@ -417,4 +418,40 @@ func TestWorkerEmbeddedRestartResumes(t *testing.T) {
 	if n := ranLines(t, e); n["4"] != 1 {
 		t.Errorf("the shell command ran %d times, want once", n["4"])
 	}
+}
+
+// With no worker to run it, a queued turn is left when the submitter
+// gives up: Ctrl-C exits 130, --timeout 3, both saying where the turn is.
+func TestRunQueueGivesUp(t *testing.T) {
+	e := newEnv(t)
+	srv := llmtest.NewServer(t, shellTurns(func(int) time.Duration { return 0 }))
+	w := wires[0]
+	r := e.run(w.env(), w.args(srv, e, "--queue", "nobody", "--timeout", "500ms", "hi")...)
+	if r.code != 3 || !strings.Contains(r.stderr, "goes on in its worker") {
+		t.Errorf("--timeout: exit %d, stderr %q; want 3 and where the turn is", r.code, r.stderr)
+	}
+	cmd, _ := submit(t, e, srv, "nobody", 5)
+	st := sqliteReader(t, e)
+	if !testwait.For(30*time.Second, func() bool {
+		_, err := st.Info(context.Background(), "q-5")
+		return err == nil
+	}) {
+		t.Fatal("the session was not created")
+	}
+	cmd.Process.Signal(os.Interrupt)
+	var ee *exec.ExitError
+	if err := cmd.Wait(); !errors.As(err, &ee) || ee.ExitCode() != 130 {
+		t.Errorf("Ctrl-C: %v, want exit 130\n%s", err, cmd.Stderr)
+	}
+}
+
+// sqliteReader opens e's SQLite store to read.
+func sqliteReader(t *testing.T, e *env) session.Store {
+	t.Helper()
+	st, err := sqlite.Open(strings.TrimPrefix(e.store, "sqlite:"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return st
 }

@@ -120,13 +120,9 @@ func Open(ctx context.Context, url string, opts *Options) (*Engine, error) {
 		return nil, err
 	}
 	if e.opts.Driver == nil {
-		c, err := transact.NewClient(context.WithoutCancel(ctx), transact.ClientConfig{
-			DatabaseURL: url, AppName: e.opts.AppName, DatabaseSchema: e.opts.Schema, Logger: e.opts.Logger,
-		})
-		if err != nil {
-			return nil, fmt.Errorf("dbos: connect to %s: %w", where(url), err)
+		if err := e.connect(ctx, url); err != nil {
+			return nil, err
 		}
-		e.client = c
 		return e, nil
 	}
 	if err := e.launch(ctx, url); err != nil {
@@ -177,6 +173,31 @@ func (e *Engine) defaults(url string) error {
 	return nil
 }
 
+// connect opens a client. A DBOS client never creates the system
+// database's tables, so a turn may be submitted before any worker
+// started: when they are missing, a context that is never launched
+// creates them first.
+func (e *Engine) connect(ctx context.Context, url string) error {
+	cfg := transact.ClientConfig{DatabaseURL: url, AppName: e.opts.AppName, DatabaseSchema: e.opts.Schema, Logger: e.opts.Logger}
+	c, err := transact.NewClient(context.WithoutCancel(ctx), cfg)
+	if err != nil {
+		init, ierr := transact.NewContext(context.WithoutCancel(ctx), transact.Config{
+			DatabaseURL: url, AppName: e.opts.AppName, DatabaseSchema: e.opts.Schema, Logger: e.opts.Logger,
+			ApplicationVersion: e.opts.Version,
+		})
+		if ierr != nil {
+			return fmt.Errorf("dbos: connect to %s: %w", where(url), err)
+		}
+		transact.Shutdown(init, 5*time.Second)
+		c, err = transact.NewClient(context.WithoutCancel(ctx), cfg)
+	}
+	if err != nil {
+		return fmt.Errorf("dbos: connect to %s: %w", where(url), err)
+	}
+	e.client = c
+	return nil
+}
+
 // launch starts a worker: the turn workflow, the queue, recovery.
 func (e *Engine) launch(ctx context.Context, url string) error {
 	// The engine lives until Close, not until ctx: a DBOS context that
@@ -223,8 +244,12 @@ func where(url string) string {
 	if strings.HasPrefix(url, "sqlite:") {
 		return url
 	}
+	url, _, _ = strings.Cut(url, "?") // may hold a password
 	if i := strings.LastIndex(url, "@"); i >= 0 {
 		return url[i+1:]
+	}
+	if strings.Contains(url, "://") {
+		return url
 	}
 	return "the Postgres server"
 }

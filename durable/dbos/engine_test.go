@@ -152,3 +152,40 @@ func TestOpenErrors(t *testing.T) {
 		t.Error("a worker without a store: no error")
 	}
 }
+
+// A turn may be submitted before any worker ever started: the worker
+// that starts later runs it.
+func TestSubmitBeforeAnyWorker(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	st, err := sqlite.Open(filepath.Join(dir, "sessions.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	url := "sqlite:" + filepath.Join(dir, "dbos.db")
+	client, err := dbos.Open(ctx, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	sid, err := st.Create(ctx, &session.CreateRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id, err := client.Submit(ctx, &durable.SubmitRequest{Turn: durable.Turn{Session: sid, Prompt: "early"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var calls atomic.Int64
+	worker, err := dbos.Open(ctx, url, &dbos.Options{Store: st, Driver: agentDriver(st, &calls), PollEvery: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer worker.Close()
+	wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	if o, err := client.Wait(wctx, id); err != nil || o.Reason != session.EndCompleted {
+		t.Fatalf("outcome %+v, %v", o, err)
+	}
+}
