@@ -75,8 +75,7 @@ type Agent struct {
 	reserve  int64 // output reserve
 	maxSteps int
 	retry    RetryPolicy
-	grace    time.Duration
-	parallel int
+	calls    callRunner // how tool calls run
 	watch    *cachewatch.Watcher
 
 	// The tools: Options.Tools and ToolSet's, then the sets
@@ -102,8 +101,7 @@ type Agent struct {
 	idle       chan struct{} // closed while idle
 	wg         sync.WaitGroup
 	toolsWG    sync.WaitGroup // the workers, and the tool calls left behind after a cancel
-	workers    *workers
-	carried    carried // what a suspended run left for the next
+	carried    carried        // what a suspended run left for the next
 
 	kin kin // the agent's place in a tree of subagents
 }
@@ -116,7 +114,6 @@ func New(opts *Options) (*Agent, error) {
 	}
 	a := &Agent{opts: *opts, idle: make(chan struct{})}
 	close(a.idle)
-	a.workers = newWorkers(&a.toolsWG)
 	if err := a.resolve(); err != nil {
 		return nil, err
 	}
@@ -201,8 +198,8 @@ func (a *Agent) resolve() error {
 		a.retry = *o.Retry
 	}
 	a.maxSteps = cmp.Or(max(o.Limits.MaxSteps, 0), 100)
-	a.grace = cmp.Or(max(o.ToolGrace, 0), 2*time.Second)
-	a.parallel = cmp.Or(max(o.Parallel, 0), 8)
+	a.calls = callRunner{parallel: cmp.Or(max(o.Parallel, 0), 8), grace: cmp.Or(max(o.ToolGrace, 0), 2*time.Second),
+		now: o.Now, state: o.State, approver: o.Approver, dryRun: o.DryRun, durable: o.Durable, log: a.log, workers: newWorkers(&a.toolsWG)}
 	return nil
 }
 
@@ -284,7 +281,7 @@ func (a *Agent) Close() error {
 			errs = append(errs, fmt.Errorf("agent: close: %w", err))
 		}
 	}
-	a.workers.close()
+	a.calls.workers.close()
 	a.toolsWG.Wait()
 	errs = append(errs, a.kin.closeAdopted()...)
 	for _, u := range a.unsub {

@@ -45,8 +45,15 @@ type completion struct {
 	dur time.Duration
 }
 
-// pipeline is the memory the run's batches reuse step after step.
+// pipeline is the run's tool pipeline: what it sees of the run, and the
+// memory its batches reuse step after step.
 type pipeline struct {
+	run   toolRun
+	ctx   context.Context // the run's
+	chain hook.Chain      // the run's hooks
+	ctl   *control
+	x     *callRunner
+
 	bat    batch
 	states []callState
 	leaked bool // a call was left behind: states and channels are not reused
@@ -54,7 +61,7 @@ type pipeline struct {
 
 // batch is one step's tool calls in flight.
 type batch struct {
-	r       *runState
+	*pipeline
 	calls   []*callState
 	done    chan completion
 	running int
@@ -64,14 +71,14 @@ type batch struct {
 	abort   *turnEnd
 }
 
-// runTools runs one step's tool calls: the pipeline up to approval in the
+// runStep runs one step's tool calls: the pipeline up to approval in the
 // model's order on the loop goroutine, execution in parallel up to the
 // cap, results committed in the model's order. On a resume, plan says
 // what the calls' records already hold; after a Suspend no call starts.
-func (r *runState) runTools(parts []llm.Part, plan *resumePlan) *turnEnd {
-	b := r.pipe.newBatch(r, parts)
+func (p *pipeline) runStep(parts []llm.Part, plan *resumePlan) *turnEnd {
+	b := p.newBatch(parts)
 	for _, s := range b.calls {
-		if b.abort != nil || r.isCancelled() {
+		if b.abort != nil || b.cancelled() {
 			b.settle(s, &verdict{res: tool.Errorf(textAbortedBeforeDispatch), outcome: session.OutcomeCancelled, code: CodeAborted})
 			continue
 		}
@@ -79,7 +86,7 @@ func (r *runState) runTools(parts []llm.Part, plan *resumePlan) *turnEnd {
 			b.commit()
 			continue
 		}
-		if r.suspending() {
+		if b.ctl.suspended(b.ctx) != nil {
 			break
 		}
 		if v := b.admit(s); v != nil {
@@ -88,14 +95,14 @@ func (r *runState) runTools(parts []llm.Part, plan *resumePlan) *turnEnd {
 			continue
 		}
 		exclusive := s.entry.spec.Exclusive
-		for b.running > 0 && (exclusive || b.running >= r.a.parallel) {
+		for b.running > 0 && (exclusive || b.running >= b.x.parallel) {
 			b.wait()
 		}
-		if r.isCancelled() {
+		if b.cancelled() {
 			b.settle(s, &verdict{res: tool.Errorf(textAbortedBeforeDispatch), outcome: session.OutcomeCancelled, code: CodeAborted})
 			continue
 		}
-		if r.suspending() {
+		if b.ctl.suspended(b.ctx) != nil {
 			break
 		}
 		b.dispatch(s)
@@ -108,7 +115,7 @@ func (r *runState) runTools(parts []llm.Part, plan *resumePlan) *turnEnd {
 		b.wait()
 	}
 	b.commit()
-	if b.abort == nil && r.suspending() {
+	if b.abort == nil && b.ctl.suspended(b.ctx) != nil {
 		return b.suspend()
 	}
 	return b.abort
@@ -116,7 +123,7 @@ func (r *runState) runTools(parts []llm.Part, plan *resumePlan) *turnEnd {
 
 // newBatch readies the step's batch, reusing the last step's memory
 // unless a call was left running behind it.
-func (p *pipeline) newBatch(r *runState, parts []llm.Part) *batch {
+func (p *pipeline) newBatch(parts []llm.Part) *batch {
 	n := 0
 	for _, q := range parts {
 		if _, ok := q.(*llm.ToolCall); ok {
@@ -128,7 +135,7 @@ func (p *pipeline) newBatch(r *runState, parts []llm.Part) *batch {
 		b = &batch{}
 	}
 	done, calls := b.done, b.calls[:0]
-	*b = batch{r: r}
+	*b = batch{pipeline: p}
 	if p.leaked || cap(done) < n {
 		done = make(chan completion, max(n, 4))
 	}
@@ -157,44 +164,39 @@ func (b *batch) settle(s *callState, v *verdict) {
 	if s.settled {
 		return
 	}
-	r := b.r
 	s.settled = true
 	s.res, s.outcome, s.code = v.res, v.outcome, v.code
 	if v.executed {
 		b.transform(s)
 	}
-	if r.chain.Has(hook.Dispatched) {
-		if _, err := hook.Dispatched.Run(r.ctx, r.chain, &hook.DispatchedInput{Scope: r.scope(), Call: s.call, Outcome: s.outcome}); err != nil {
-			r.a.log.Warn("dispatched notification failed", "err", err)
+	if b.chain.Has(hook.Dispatched) {
+		if _, err := hook.Dispatched.Run(b.ctx, b.chain, &hook.DispatchedInput{Scope: b.run.scope(), Call: s.call, Outcome: s.outcome}); err != nil {
+			b.x.log.Warn("dispatched notification failed", "err", err)
 		}
 	}
-	r.a.mu.Lock()
-	r.ctl.settled[s.call.ID] = true
-	delete(r.ctl.running, s.call.ID)
-	r.a.mu.Unlock()
+	b.ctl.settle(s.call.ID)
 }
 
 // transform runs the tool-result chain (the output budget is its last
 // handler) and the post notification of an executed call.
 func (b *batch) transform(s *callState) {
-	r := b.r
-	if r.chain.Has(hook.ToolResult) {
-		tout, err := hook.ToolResult.Run(r.ctx, r.chain, &hook.ToolResultInput{Scope: r.scope(), Call: s.call, Result: s.res, Outcome: s.outcome, Duration: s.dur})
+	if b.chain.Has(hook.ToolResult) {
+		tout, err := hook.ToolResult.Run(b.ctx, b.chain, &hook.ToolResultInput{Scope: b.run.scope(), Call: s.call, Result: s.res, Outcome: s.outcome, Duration: s.dur})
 		if err != nil {
 			s.res, s.code = tool.Errorf("Tool error: result hook failed: %v", err), CodeHookError
 		} else {
 			s.res = tout.Result
 		}
 	}
-	if !r.chain.Has(hook.PostTool) {
+	if !b.chain.Has(hook.PostTool) {
 		return
 	}
-	post := &hook.PostToolInput{Scope: r.scope(), Call: s.call, Result: s.res, Duration: s.dur, Interrupted: s.interrupted}
+	post := &hook.PostToolInput{Scope: b.run.scope(), Call: s.call, Result: s.res, Duration: s.dur, Interrupted: s.interrupted}
 	if s.res.IsError || s.code != "" {
 		post.Failed, post.ErrorType, post.Message = true, errorType(s.code), textOf(s.res)
 	}
-	if _, err := hook.PostTool.Run(r.ctx, r.chain, post); err != nil {
-		r.a.log.Warn("post-tool notification failed", "err", err)
+	if _, err := hook.PostTool.Run(b.ctx, b.chain, post); err != nil {
+		b.x.log.Warn("post-tool notification failed", "err", err)
 	}
 }
 
@@ -226,7 +228,6 @@ func textOf(res *tool.Result) string {
 
 // commit writes the results of the settled prefix, in the model's order.
 func (b *batch) commit() {
-	r := b.r
 	n := 0
 	for b.next < len(b.calls) && b.calls[b.next].settled {
 		b.log(b.calls[b.next])
@@ -235,75 +236,27 @@ func (b *batch) commit() {
 	}
 	// The last results are written with the step's end.
 	if n > 0 && b.next < len(b.calls) {
-		r.flush()
+		b.run.flush()
 	}
 }
 
 // dispatch records the call and starts it.
 func (b *batch) dispatch(s *callState) {
-	r := b.r
-	a := r.a
-	a.mu.Lock()
-	reason, parked := r.ctl.parked[s.call.ID]
-	delete(r.ctl.parked, s.call.ID)
-	a.mu.Unlock()
-	if parked {
+	if reason, parked := b.ctl.takeParked(s.call.ID); parked {
 		b.settle(s, &verdict{res: tool.Errorf("tool call cancelled before it started: %s", reason), outcome: session.OutcomeCancelled, code: CodeCancelled})
 		return
 	}
-	r.emit(&session.ToolCall{CallID: s.call.ID, Name: s.call.Name, Args: s.args, Origin: s.entry.origin, Coerced: s.coerced})
-	if !r.flush() || !r.durableStart(s) {
+	b.run.emit(&session.ToolCall{CallID: s.call.ID, Name: s.call.Name, Args: s.args, Origin: s.entry.origin, Coerced: s.coerced})
+	if !b.run.flush() || !b.durableStart(s) {
 		// A call whose start is not on the record does not run.
 		b.settle(s, &verdict{res: tool.Errorf(textAbortedBeforeDispatch), outcome: session.OutcomeCancelled, code: CodeAborted})
 		return
 	}
-	a.mu.Lock()
-	s.ctx, s.cancel = context.WithCancelCause(r.ctx)
-	r.ctl.running[s.call.ID] = s
-	a.mu.Unlock()
-	s.start = a.opts.Now()
+	b.ctl.started(b.ctx, s)
+	s.start = b.x.now()
 	b.running++
-	s.tc = tool.Call{ID: s.call.ID, Name: s.call.Name, Args: s.args, Session: string(r.sid), Validated: true, Progress: r.progress(s.call.ID)}
-	a.workers.run(job{a: a, s: s, done: b.done, start: time.Now()})
-}
-
-// progress is the report function of one call: each report is a
-// transient tool.progress event for observers.
-func (r *runState) progress(id llm.CallID) func(tool.Progress) {
-	if !r.a.observed() {
-		return noProgress
-	}
-	return func(p tool.Progress) {
-		r.w.publish(r.turn, r.id, &session.ToolProgress{CallID: id, Message: p.Message, Done: p.Done})
-	}
-}
-
-var noProgress = func(tool.Progress) {}
-
-// exec runs one call's body on a worker, through tool.Run.
-func exec(a *Agent, s *callState, done chan<- completion, start time.Time) {
-	if a.opts.State != nil {
-		st, err := tool.LoadState(s.ctx, a.opts.State, s.tc.Session, s.entry.spec.Name)
-		if err != nil {
-			res := tool.Errorf("Tool error: load the tool's state: %v", err).WithMeta(tool.MetaError, err)
-			a.finish(s, done, completion{idx: s.idx, res: res, dur: time.Since(start)})
-			return
-		}
-		s.tc.State = st
-	}
-	res, err := tool.Run(s.ctx, s.entry.t, &s.tc)
-	if err != nil {
-		a.log.Error("a tool's state was not saved", "tool", s.entry.spec.Name, "call", s.call.ID, "err", err)
-	}
-	a.finish(s, done, completion{idx: s.idx, res: res, dur: time.Since(start)})
-}
-
-// finish hands a returned call back to the loop.
-func (a *Agent) finish(s *callState, done chan<- completion, c completion) {
-	a.mu.Lock()
-	s.returned = true
-	a.mu.Unlock()
-	done <- c
+	s.tc = tool.Call{ID: s.call.ID, Name: s.call.Name, Args: s.args, Session: string(b.run.scope().Session), Validated: true, Progress: b.run.progress(s.call.ID)}
+	b.x.workers.run(job{x: b.x, ctl: b.ctl, s: s, done: b.done, start: time.Now()})
 }
 
 // wait blocks until one running call completes, or a cancel's grace runs
@@ -314,23 +267,22 @@ func (b *batch) wait() {
 }
 
 func (b *batch) waitOne() {
-	r := b.r
-	if b.graceC == nil && r.isCancelled() {
-		b.graceC = time.After(r.a.grace)
+	if b.graceC == nil && b.cancelled() {
+		b.graceC = time.After(b.x.grace)
 	}
 	if b.suspC == nil {
-		b.suspC = r.suspendGrace()
+		b.suspC = b.suspendGrace()
 	}
 	select {
 	case c := <-b.done:
 		b.complete(c)
-	case <-r.ctl.kick:
+	case <-b.ctl.kick:
 		if b.graceC == nil {
-			b.graceC = time.After(r.a.grace)
+			b.graceC = time.After(b.x.grace)
 		}
-	case <-r.ctx.Done():
+	case <-b.ctx.Done():
 		if b.graceC == nil {
-			b.graceC = time.After(r.a.grace)
+			b.graceC = time.After(b.x.grace)
 		}
 		// Wait for the first completion or the grace.
 		select {
@@ -349,27 +301,27 @@ func (b *batch) waitOne() {
 // abandon settles every cancelled call that has not returned in its grace;
 // its goroutine finishes on its own and Close waits for it.
 func (b *batch) abandon() {
-	r := b.r
 	b.graceC = nil
-	runCancelled := r.isCancelled()
+	runCancelled := b.cancelled()
 	for _, s := range b.calls {
 		if s.settled || s.ctx == nil {
 			continue
 		}
-		r.a.mu.Lock()
-		reason := s.cancelReason
-		r.a.mu.Unlock()
+		reason := b.ctl.reason(s)
 		if reason == "" && !runCancelled {
 			continue
 		}
 		s.abandoned, s.interrupted = true, true
-		r.pipe.leaked = true
-		s.dur = r.a.opts.Now().Sub(s.start)
+		b.leaked = true
+		s.dur = b.x.now().Sub(s.start)
 		b.running--
 		b.settle(s, cancelled(reason))
 	}
 	b.commit()
 }
+
+// cancelled reports whether the run is cancelled.
+func (b *batch) cancelled() bool { return b.ctx.Err() != nil }
 
 // cancelled is the verdict on a call cancelled while it ran: by
 // CancelTool (reason set) or with the run.
@@ -382,23 +334,20 @@ func cancelled(reason string) *verdict {
 
 // complete settles a call whose body returned.
 func (b *batch) complete(c completion) {
-	r := b.r
 	s := b.calls[c.idx]
 	if s.abandoned || s.settled {
 		return
 	}
 	b.running--
 	s.dur = c.dur
-	r.a.mu.Lock()
-	reason := s.cancelReason
-	r.a.mu.Unlock()
+	reason := b.ctl.reason(s)
 	s.cancel(nil)
 	terr := tool.ErrorOf(c.res)
 	switch {
 	case reason != "":
 		s.interrupted = true
 		b.settle(s, cancelled(reason))
-	case terr != nil && r.isCancelled() && (errors.Is(terr, context.Canceled) || errors.Is(terr, context.DeadlineExceeded) || context.Cause(s.ctx) != nil):
+	case terr != nil && b.cancelled() && (errors.Is(terr, context.Canceled) || errors.Is(terr, context.DeadlineExceeded) || context.Cause(s.ctx) != nil):
 		s.interrupted = true
 		b.settle(s, cancelled(""))
 	case terr != nil:
@@ -412,41 +361,14 @@ func (b *batch) complete(c completion) {
 // panicked: tool.Run's "Tool error: …" result, unless a tool-error
 // handler substitutes one.
 func (b *batch) failed(s *callState, terr error, res *tool.Result) *verdict {
-	r := b.r
 	v := &verdict{res: res, outcome: session.OutcomeExecute, code: CodeToolError, executed: true}
 	var pe *tool.PanicError
 	if errors.As(terr, &pe) {
 		v.code = CodeToolPanic
 	}
-	eout, herr := hook.ToolError.Run(r.ctx, r.chain, &hook.ToolErrorInput{Scope: r.scope(), Call: s.call, Err: terr})
+	eout, herr := hook.ToolError.Run(b.ctx, b.chain, &hook.ToolErrorInput{Scope: b.run.scope(), Call: s.call, Err: terr})
 	if herr == nil && eout.Substitute != nil {
 		v.res = eout.Substitute.Result
 	}
 	return v
-}
-
-// entry is the tool the model named in this step, with the run's tool
-// middleware around it.
-func (r *runState) entry(name string) *toolEntry {
-	e := r.tb.lookup(name)
-	if e == nil || len(r.toolMWs) == 0 {
-		return e
-	}
-	if w := r.wrapped[e.spec.Name]; w != nil {
-		return w
-	}
-	w := *e
-	w.t = tool.Wrap(e.t, r.toolMWs...)
-	if r.wrapped == nil {
-		r.wrapped = map[string]*toolEntry{}
-	}
-	r.wrapped[e.spec.Name] = &w
-	return &w
-}
-
-// useTools makes b the tools of the step.
-func (r *runState) useTools(b *toolbox) {
-	if r.tb != b {
-		r.tb, r.wrapped = b, nil
-	}
 }

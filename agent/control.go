@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"errors"
+	"sync"
 	"sync/atomic"
 
 	"github.com/reinhq/rein/hook"
@@ -33,11 +34,12 @@ type control struct {
 	settled     map[llm.CallID]bool
 	parked      map[llm.CallID]string      // cancels of calls not started yet
 	kick        chan struct{}              // wakes a batch waiting for its calls
+	mu          *sync.Mutex                // the agent's
 	suspend     atomic.Pointer[suspension] // set by Suspend
 }
 
-func newControl(cancel context.CancelCauseFunc) *control {
-	return &control{cancel: cancel, running: map[llm.CallID]*callState{}, settled: map[llm.CallID]bool{},
+func newControl(cancel context.CancelCauseFunc, mu *sync.Mutex) *control {
+	return &control{mu: mu, cancel: cancel, running: map[llm.CallID]*callState{}, settled: map[llm.CallID]bool{},
 		parked: map[llm.CallID]string{}, kick: make(chan struct{}, 1)}
 }
 
@@ -79,6 +81,49 @@ func (c *control) cancelToolLocked(id llm.CallID, reason string) error {
 		c.kickLocked()
 	}
 	return nil
+}
+
+// The tool pipeline tells turn control of its calls through takeParked,
+// started, returned and settle, and asks for CancelTool's reason; each
+// takes the agent's mu.
+
+// takeParked takes the cancel CancelTool gave a call before it started.
+func (c *control) takeParked(id llm.CallID) (reason string, parked bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	reason, parked = c.parked[id]
+	delete(c.parked, id)
+	return reason, parked
+}
+
+// started gives s its context, under ctx, and lists it as running.
+func (c *control) started(ctx context.Context, s *callState) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	s.ctx, s.cancel = context.WithCancelCause(ctx)
+	c.running[s.call.ID] = s
+}
+
+// returned notes that the body of s returned.
+func (c *control) returned(s *callState) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	s.returned = true
+}
+
+// reason is the reason CancelTool gave for s, or "".
+func (c *control) reason(s *callState) string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return s.cancelReason
+}
+
+// settle notes that a call's result is final.
+func (c *control) settle(id llm.CallID) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.settled[id] = true
+	delete(c.running, id)
 }
 
 type cancelError struct{ cause string }

@@ -92,6 +92,20 @@
 // (Markdown with YAML front matter) are read by package agentdef and
 // listed in the spawn tool's description.
 //
+// Durable turns (durable*.go): Suspend stops a run at its next safe point
+// (between steps, after the model call in flight, or once the running
+// tool calls settle, cancelling those still running after a grace) and
+// leaves the turn open on the log with a turn.suspend record; Resume
+// continues it, in this process or another over the same store, from its
+// last completed record: no finished model call is sent again, calls
+// with results keep them, a started call runs again only when its tool
+// may be re-run (tool.Rerunnable), else it is answered as interrupted,
+// and calls that never started run. A turn a crash cut short is closed
+// by the repair; Resume continues it in a new turn (trigger resume).
+// With Options.Durable each turn is pinned (turn.pin: model, tools,
+// version; a resume that differs is a *ResumeMismatchError) and a call
+// that may not be re-run starts only once its start is synced.
+//
 // Quick start:
 //
 //	a, err := agent.New(&agent.Options{

@@ -101,9 +101,14 @@ func (a *Agent) ResumeStream(ctx context.Context, req *ResumeRequest) iter.Seq2[
 // No call starts after it; a call still running grace after Suspend is
 // cancelled and left without a result, for Resume to re-run or report as
 // interrupted. The run then returns with reason session.EndSuspended and
-// the turn stays open on the log, with a turn.suspend record. Suspend
-// does not wait (see WaitIdle); it returns ErrIdle when no run is in
-// flight. A grace of zero or less means Options.ToolGrace.
+// the turn stays open on the log, with a turn.suspend record. Steers and
+// injects that arrive too late to be recorded without splitting the open
+// step are kept in memory for this agent's next run (the Resume). A Run,
+// a manual Compact or an idle Inject that comes before the Resume closes
+// the suspended turn as interrupted. A model call in flight is not cut:
+// the run stops once it answers. Suspend does not wait (see WaitIdle); it
+// returns ErrIdle when no run is in flight. A grace of zero or less means
+// Options.ToolGrace.
 func (a *Agent) Suspend(grace time.Duration) error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -111,7 +116,7 @@ func (a *Agent) Suspend(grace time.Duration) error {
 		return ErrIdle
 	}
 	if grace <= 0 {
-		grace = a.grace
+		grace = a.calls.grace
 	}
 	a.ctl.suspendLocked(grace)
 	return nil

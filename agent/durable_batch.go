@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"context"
 	"errors"
 	"time"
 
@@ -11,17 +12,24 @@ import (
 
 var errSuspended = errors.New("agent: the turn was suspended")
 
-// suspending reports whether a Suspend asks the run to stop, and it is
-// not cancelled (a cancel wins). It takes no lock: the loop asks often.
-func (r *runState) suspending() bool {
-	return r.ctl.suspend.Load() != nil && !r.isCancelled()
+// suspended returns the Suspend asked of the run whose context is ctx,
+// or nil when none is, or the run is cancelled (a cancel wins). It takes
+// no lock: the loop asks often.
+func (c *control) suspended(ctx context.Context) *suspension {
+	if ctx.Err() != nil {
+		return nil
+	}
+	return c.suspend.Load()
 }
+
+// suspending reports whether a Suspend asks the run to stop.
+func (r *runState) suspending() bool { return r.ctl.suspended(r.ctx) != nil }
 
 // suspendGrace fires when the calls running under a Suspend have had
 // their grace; nil when no Suspend is asked.
-func (r *runState) suspendGrace() <-chan time.Time {
-	s := r.ctl.suspend.Load()
-	if s == nil || r.isCancelled() {
+func (b *batch) suspendGrace() <-chan time.Time {
+	s := b.ctl.suspended(b.ctx)
+	if s == nil {
 		return nil
 	}
 	return time.After(max(s.grace-time.Since(s.at), 0))
@@ -32,8 +40,7 @@ func (r *runState) suspendGrace() <-chan time.Time {
 // which delivers them at its first step boundary. They live in memory.
 type carried struct{ injects, steers []queued }
 
-// carry keeps late injects and steers of a suspended run; a.mu is held
-// or the run is the agent's only writer.
+// carry keeps late injects and steers of a suspended run; a.mu is held.
 func (a *Agent) carry(r *runState, injects, steers []queued) {
 	a.carried.injects = append(a.carried.injects, injects...)
 	a.carried.steers = append(a.carried.steers, steers...)
@@ -55,7 +62,7 @@ func (b *batch) log(s *callState) {
 		return
 	}
 	s.logged = true
-	b.r.emit(&session.ToolResult{CallID: s.call.ID, Name: s.call.Name, Parts: s.res.Parts, IsError: s.res.IsError, Code: s.code, Outcome: s.outcome, Duration: s.dur, Interrupted: s.interrupted})
+	b.run.emit(&session.ToolResult{CallID: s.call.ID, Name: s.call.Name, Parts: s.res.Parts, IsError: s.res.IsError, Code: s.code, Outcome: s.outcome, Duration: s.dur, Interrupted: s.interrupted})
 }
 
 // restore takes a call of a resumed step from its records. It reports
@@ -65,20 +72,17 @@ func (b *batch) log(s *callState) {
 // may be re-run is readied to run again with its recorded arguments; a
 // call that never started goes through the whole pipeline.
 func (b *batch) restore(s *callState, p *resumePlan) bool {
-	r := b.r
 	id := s.call.ID
 	if p.results[id] != nil {
 		s.settled, s.logged = true, true
-		r.a.mu.Lock()
-		r.ctl.settled[id] = true
-		r.a.mu.Unlock()
+		b.ctl.settle(id)
 		return true
 	}
 	tc := p.started[id]
 	if tc == nil {
 		return false
 	}
-	if e := r.entry(s.call.Name); e != nil && e.rerun {
+	if e := b.run.entry(s.call.Name); e != nil && e.rerun {
 		s.entry, s.args, s.coerced, s.rerun = e, tc.Args, tc.Coerced, true
 		return false
 	}
@@ -108,17 +112,14 @@ func (b *batch) suspend() *turnEnd {
 // whether they run again or are answered as interrupted. Their
 // goroutines finish on their own; Close waits for them.
 func (b *batch) leave() {
-	r := b.r
 	for _, s := range b.calls {
 		if s.settled || s.abandoned || s.ctx == nil {
 			continue
 		}
 		s.abandoned = true
-		r.pipe.leaked = true
+		b.leaked = true
 		b.running--
-		r.a.mu.Lock()
-		delete(r.ctl.running, s.call.ID)
-		r.a.mu.Unlock()
+		b.ctl.settle(s.call.ID) // done with for this run: CancelTool has nothing to cancel
 		s.cancel(errSuspended)
 	}
 }
@@ -126,12 +127,12 @@ func (b *batch) leave() {
 // durableStart makes the start of a call that may not be re-run durable
 // before it runs, on a durable agent: a crash after it must not run the
 // call a second time. It reports whether the call may start.
-func (r *runState) durableStart(s *callState) bool {
-	if !r.a.opts.Durable || s.entry.rerun {
+func (b *batch) durableStart(s *callState) bool {
+	if !b.x.durable || s.entry.rerun {
 		return true
 	}
-	if err := r.w.sync(r.wctx); err != nil {
-		r.a.log.Error("the start of a tool call could not be made durable; it does not run", "session", r.sid, "call", s.call.ID, "err", err)
+	if err := b.run.sync(); err != nil {
+		b.x.log.Error("the start of a tool call could not be made durable; it does not run", "call", s.call.ID, "err", err)
 		return false
 	}
 	return true

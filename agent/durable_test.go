@@ -423,3 +423,62 @@ func TestDurable_SteerDuringASuspendReachesTheResume(t *testing.T) {
 		t.Errorf("the request after the resume lacks the steer:\n%v", requestTexts(m.Requests()[1]))
 	}
 }
+
+// TestDurable_ResumeAfterRepairRunsCallsThatNeverStarted: a turn closed by
+// the crash repair with a call that never started is continued in a new
+// turn (trigger resume) that runs the call, under a new id, through the
+// whole pipeline; the repair's records stay as they were.
+func TestDurable_ResumeAfterRepairRunsCallsThatNeverStarted(t *testing.T) {
+	st := session.NewMemStore()
+	ctx := context.Background()
+	if _, err := st.Create(ctx, &session.CreateRequest{ID: "s"}); err != nil {
+		t.Fatal(err)
+	}
+	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	var evs []session.Event
+	add := func(p session.Payload) {
+		evs = append(evs, session.Event{Seq: int64(len(evs) + 1), Time: at, Session: "s", Turn: "turn-1", Run: "r0", Data: p})
+	}
+	add(&session.TurnStart{Trigger: session.TriggerPrompt})
+	add(&session.UserMessage{Parts: []llm.Part{&llm.Text{Text: "touch it"}}, Source: session.SourceUser})
+	add(&session.StepStart{Step: 1})
+	add(&session.AssistantMessage{Parts: []llm.Part{&llm.ToolCall{ID: "c1", Name: "touch", Args: []byte(`{}`)}}, Finish: llm.FinishToolCalls})
+	evs = append(evs, session.RepairEvents(evs, at)...)
+	if err := st.Append(ctx, "s", evs...); err != nil {
+		t.Fatal(err)
+	}
+	var touches atomic.Int32
+	touch := funcTool("touch", func(context.Context, *tool.Call) (*tool.Result, error) {
+		touches.Add(1)
+		return tool.Text("touched"), nil
+	})
+	m := llmtest.NewModel(llmtest.Reply("done"))
+	a, err := agent.New(&agent.Options{Model: m, Store: st, Session: "s", Tools: []tool.Tool{touch}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	res, err := a.Resume(ctx, nil)
+	if err != nil || res.Text != "done" || res.Turn != "turn-2" {
+		t.Fatalf("Resume = %+v, %v", res, err)
+	}
+	if touches.Load() != 1 || m.Calls() != 1 {
+		t.Errorf("touch ran %d times and the model was called %d times; want 1 and 1", touches.Load(), m.Calls())
+	}
+	got := balanced(t, st)
+	for i := range evs {
+		if d := diffEvent(evs[i], got[i]); d != "" {
+			t.Errorf("event %d changed: %s", evs[i].Seq, d)
+		}
+	}
+	if r := results(got)["c1_dup1"]; r == nil || resultText(r) != "touched" {
+		t.Errorf("the call run again = %+v", r)
+	}
+	if ts := ofType[*session.TurnStart](got); len(ts) != 2 || ts[1].Trigger != session.TriggerResume {
+		t.Errorf("turn starts = %+v, want the second triggered by resume", ts)
+	}
+	rsm := ofType[*session.TurnResume](got)
+	if len(rsm) != 1 || rsm[0].Continues != "turn-1" || !cmp.Equal(rsm[0].Started, []llm.CallID{"c1"}) {
+		t.Errorf("turn.resume = %+v", rsm)
+	}
+}

@@ -32,6 +32,20 @@ const (
 	CodeGuard          = "GUARD"
 )
 
+// toolRun is what the tool pipeline sees of its run, which implements it:
+// the log (emit, flush), the scope of its hooks, the step's tools, the
+// report function of a call, and the turn's end when a gate stops it. The
+// run's context, hooks and turn control come with the pipeline.
+type toolRun interface {
+	emit(session.Payload)
+	flush() bool
+	scope() hook.Scope
+	entry(name string) *toolEntry
+	progress(id llm.CallID) func(tool.Progress)
+	stopEnd(hookName string, st *hook.Stop) *turnEnd
+	sync() error
+}
+
 // verdict is how the pipeline settled a call that will not run: its
 // result, outcome and code, and whether the post notification is due.
 type verdict struct {
@@ -50,8 +64,7 @@ func blocked(code, format string, args ...any) *verdict {
 // validated again; the built-in guards are its last handlers) → approval.
 // It returns nil when the call may run (s.args set), else how it settled.
 func (b *batch) admitCall(s *callState) *verdict {
-	r := b.r
-	s.entry = r.entry(s.call.Name)
+	s.entry = b.run.entry(s.call.Name)
 	var spec *tool.Spec
 	if s.entry != nil {
 		spec = &s.entry.spec
@@ -84,20 +97,19 @@ func invalid(err error) *verdict {
 // arguments are validated. An edit is taken up (and validated again after
 // validation); a deny, a stop or a substitute settles the call.
 func (b *batch) gate(s *callState, p *hook.PointDef[*hook.ToolInput, hook.GateDecision, hook.GateOutcome], spec *tool.Spec, validated bool) *verdict {
-	r := b.r
-	if !r.chain.Has(p) {
+	if !b.chain.Has(p) {
 		return nil
 	}
-	in := &hook.ToolInput{Scope: r.scope(), Call: s.call, Spec: spec, Validated: validated}
+	in := &hook.ToolInput{Scope: b.run.scope(), Call: s.call, Spec: spec, Validated: validated}
 	if validated {
 		in.Call.Args = s.args
 	}
-	out, err := p.Run(r.ctx, r.chain, in)
+	out, err := p.Run(b.ctx, b.chain, in)
 	switch {
 	case err != nil:
 		return blocked(CodeHookError, "Blocked: %v", err)
 	case out.Stop != nil:
-		b.abort = r.guards.stopEnd(out.Hook, out.Stop)
+		b.abort = b.run.stopEnd(out.Hook, out.Stop)
 		return blocked(codeOf(out.Hook), "Blocked: %s; the turn was stopped", orDefault(out.Stop.Reason))
 	case out.Denied != nil:
 		return blocked(codeOf(out.Hook), "Blocked: %s", orDefault(out.Denied.Reason))
@@ -135,8 +147,7 @@ func codeOf(hookName string) string {
 
 // unknown settles a call of a tool that does not exist.
 func (b *batch) unknown(s *callState) *verdict {
-	r := b.r
-	out, err := hook.UnknownTool.Run(r.ctx, r.chain, &hook.UnknownToolInput{Scope: r.scope(), Call: s.call})
+	out, err := hook.UnknownTool.Run(b.ctx, b.chain, &hook.UnknownToolInput{Scope: b.run.scope(), Call: s.call})
 	v := &verdict{res: tool.Errorf("Unknown tool: %s", s.call.Name), outcome: session.OutcomeUnknown, code: CodeUnknownTool}
 	switch {
 	case err != nil:
@@ -149,24 +160,22 @@ func (b *batch) unknown(s *callState) *verdict {
 
 // approve returns a non-empty reason when the call may not run.
 func (b *batch) approve(s *callState, spec *tool.Spec) (string, string) {
-	r := b.r
-	a := r.a
-	if a.opts.Approver == nil && !r.chain.Has(hook.Approval) {
+	if b.x.approver == nil && !b.chain.Has(hook.Approval) {
 		return "", ""
 	}
-	in := &hook.ToolInput{Scope: r.scope(), Call: s.call, Spec: spec, Validated: true}
+	in := &hook.ToolInput{Scope: b.run.scope(), Call: s.call, Spec: spec, Validated: true}
 	in.Call.Args = s.args
-	aout, err := hook.Approval.Run(r.ctx, r.chain, in)
+	aout, err := hook.Approval.Run(b.ctx, b.chain, in)
 	if err != nil {
 		return err.Error(), CodeHookError
 	}
 	d := aout.Decision
 	readOnly := spec.Annotations != nil && spec.Annotations.ReadOnly
-	if a.opts.DryRun && !readOnly {
+	if b.x.dryRun && !readOnly {
 		return "", "" // nothing will run: the dry-run stub answers
 	}
 	ask, asked := d.(*hook.Ask)
-	if asked || (d == nil && a.opts.Approver != nil && !readOnly) {
+	if asked || (d == nil && b.x.approver != nil && !readOnly) {
 		reason := ""
 		if asked {
 			reason = ask.Reason
@@ -185,19 +194,18 @@ func (b *batch) approve(s *callState, spec *tool.Spec) (string, string) {
 // askApprover asks the agent's approver about a call and records its
 // answer; with no approver, the call is denied.
 func (b *batch) askApprover(s *callState, spec *tool.Spec, reason string) (string, string) {
-	r := b.r
-	ap := r.a.opts.Approver
+	ap := b.x.approver
 	if ap == nil {
 		return "approval required, and no approver is configured", CodeApprovalDenied
 	}
 	subj := tool.SubjectOf(s.entry.t, s.args)
-	areq := &tool.ApprovalRequest{Session: string(r.sid), CallID: s.call.ID, Tool: s.call.Name, Args: s.args,
+	areq := &tool.ApprovalRequest{Session: string(b.run.scope().Session), CallID: s.call.ID, Tool: s.call.Name, Args: s.args,
 		Annotations: spec.Annotations, Command: subj.Command, Path: subj.Path, Reason: reason}
-	ans, err := ap.Approve(r.ctx, areq)
+	ans, err := ap.Approve(b.ctx, areq)
 	if err != nil {
 		return "the approver failed: " + err.Error(), CodeApprovalDenied
 	}
-	r.emit(&session.HookDecision{Point: string(hook.PointApproval), Hook: "approver", Decision: string(ans.Verdict), Reason: ans.Reason, CallID: s.call.ID})
+	b.run.emit(&session.HookDecision{Point: string(hook.PointApproval), Hook: "approver", Decision: string(ans.Verdict), Reason: ans.Reason, CallID: s.call.ID})
 	if ans.Verdict != tool.Allow {
 		if ans.Reason == "" {
 			return "the call was not approved", CodeApprovalDenied

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -25,14 +26,14 @@ type trace struct {
 
 func (tr *trace) add(s string) {
 	tr.mu.Lock()
+	defer tr.mu.Unlock()
 	tr.log = append(tr.log, s)
-	tr.mu.Unlock()
 }
 
 func (tr *trace) get() []string {
 	tr.mu.Lock()
 	defer tr.mu.Unlock()
-	return append([]string(nil), tr.log...)
+	return slices.Clone(tr.log)
 }
 
 // tracingHooks records every point a call passes.

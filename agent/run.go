@@ -179,7 +179,7 @@ func (a *Agent) launch(ctx context.Context, req *RunRequest, fn func(session.Eve
 // newRun readies the state of one run; a.mu is held.
 func (a *Agent) newRun(ctx context.Context, req *RunRequest, fn func(session.Event) bool) *runState {
 	rctx, cancel := context.WithCancelCause(ctx)
-	r := &runState{a: a, w: a.w, ctl: newControl(cancel), id: session.RunID(a.opts.NewID()), sid: a.w.session(),
+	r := &runState{a: a, w: a.w, ctl: newControl(cancel, &a.mu), id: session.RunID(a.opts.NewID()), sid: a.w.session(),
 		sink: sink{fn: fn}, maxSteps: a.maxSteps, meter: newMeter(a.opts.Now())}
 	r.ctl.injects, r.ctl.steers, a.carried = a.carried.injects, a.carried.steers, carried{}
 	r.ctx = withRun(hook.WithNotes(rctx, func(d *session.HookDecision) { r.emit(d) }), r)
@@ -190,6 +190,7 @@ func (a *Agent) newRun(ctx context.Context, req *RunRequest, fn func(session.Eve
 	r.guards = newGuards(r, a.opts.Limits)
 	r.chain = hook.Join(a.chainSets(req.Hooks, r.guards.set)...).Recording(r.record)
 	r.toolMWs = r.chain.ToolMiddleware()
+	r.pipe = pipeline{run: r, ctx: r.ctx, chain: r.chain, ctl: r.ctl, x: &a.calls}
 	mws := r.chain.ModelMiddleware()
 	r.models = make([]llm.Model, len(a.targets))
 	r.provs = make([]*llm.Provenance, len(a.targets))
@@ -378,6 +379,33 @@ func (r *runState) transient(p session.Payload) {
 		r.give(r.w.publish(r.turn, r.id, p))
 	}
 }
+
+// progress is the report function of one call: each report is a
+// transient tool.progress event for observers.
+func (r *runState) progress(id llm.CallID) func(tool.Progress) {
+	if !r.a.observed() {
+		return noProgress
+	}
+	return func(p tool.Progress) {
+		r.w.publish(r.turn, r.id, &session.ToolProgress{CallID: id, Message: p.Message, Done: p.Done})
+	}
+}
+
+var noProgress = func(tool.Progress) {}
+
+// stopEnd is the end of the turn when a gate handler stopped it.
+func (r *runState) stopEnd(hookName string, st *hook.Stop) *turnEnd {
+	return r.guards.stopEnd(hookName, st)
+}
+
+// runTools runs one step's tool calls through the pipeline; plan, on a
+// resume, says what their records hold.
+func (r *runState) runTools(parts []llm.Part, plan *resumePlan) *turnEnd {
+	return r.pipe.runStep(parts, plan)
+}
+
+// sync makes what the run wrote durable.
+func (r *runState) sync() error { return r.w.sync(r.wctx) }
 
 // listened reports whether anyone takes transient events.
 func (r *runState) listened() bool { return r.sink.wants() || r.a.observed() }

@@ -135,3 +135,29 @@ func (a *Agent) setToolbox(b *toolbox) {
 	}
 	a.keys.Store(&keys)
 }
+
+// entry is the tool the model named in this step, with the run's tool
+// middleware around it.
+func (r *runState) entry(name string) *toolEntry {
+	e := r.tb.lookup(name)
+	if e == nil || len(r.toolMWs) == 0 {
+		return e
+	}
+	if w := r.wrapped[e.spec.Name]; w != nil {
+		return w
+	}
+	w := *e
+	w.t = tool.Wrap(e.t, r.toolMWs...)
+	if r.wrapped == nil {
+		r.wrapped = map[string]*toolEntry{}
+	}
+	r.wrapped[e.spec.Name] = &w
+	return &w
+}
+
+// useTools makes b the tools of the step.
+func (r *runState) useTools(b *toolbox) {
+	if r.tb != b {
+		r.tb, r.wrapped = b, nil
+	}
+}

@@ -1,9 +1,26 @@
 package agent
 
 import (
+	"log/slog"
 	"sync"
 	"time"
+
+	"github.com/reinhq/rein/tool"
 )
+
+// callRunner is how the tool pipeline runs calls: the agent's settings
+// for it, fixed at New, and its workers.
+type callRunner struct {
+	parallel int           // calls at once
+	grace    time.Duration // how long a cancelled call may take to return
+	now      func() time.Time
+	state    tool.StateStore
+	approver tool.Approver
+	dryRun   bool
+	durable  bool // sync the start of a call that may not be re-run before it runs
+	log      *slog.Logger
+	workers  *workers
+}
 
 // workers run tool calls on goroutines that outlive one call, so a step
 // pays no goroutine start and runs on a stack already grown by earlier
@@ -18,7 +35,8 @@ type workers struct {
 }
 
 type job struct {
-	a     *Agent
+	x     *callRunner
+	ctl   *control
 	s     *callState
 	done  chan<- completion
 	start time.Time
@@ -42,7 +60,7 @@ func (w *workers) run(j job) {
 func (w *workers) loop(j job) {
 	defer w.wg.Done()
 	for {
-		exec(j.a, j.s, j.done, j.start)
+		j.exec()
 		select {
 		case j = <-w.jobs:
 		case <-w.quit:
@@ -53,3 +71,28 @@ func (w *workers) loop(j job) {
 
 // close ends the idle workers; busy ones end after their call.
 func (w *workers) close() { w.once.Do(func() { close(w.quit) }) }
+
+// exec runs the job's call on a worker, through tool.Run, and hands it
+// back to the loop.
+func (j job) exec() {
+	s := j.s
+	res := j.run()
+	j.ctl.returned(s)
+	j.done <- completion{idx: s.idx, res: res, dur: time.Since(j.start)}
+}
+
+func (j job) run() *tool.Result {
+	s := j.s
+	if j.x.state != nil {
+		st, err := tool.LoadState(s.ctx, j.x.state, s.tc.Session, s.entry.spec.Name)
+		if err != nil {
+			return tool.Errorf("Tool error: load the tool's state: %v", err).WithMeta(tool.MetaError, err)
+		}
+		s.tc.State = st
+	}
+	res, err := tool.Run(s.ctx, s.entry.t, &s.tc)
+	if err != nil {
+		j.x.log.Error("a tool's state was not saved", "tool", s.entry.spec.Name, "call", s.call.ID, "err", err)
+	}
+	return res
+}

@@ -22,12 +22,11 @@ const (
 )
 
 // Decision is implemented by every decision type. Kind is the decision's
-// name in a hook.decision event; isNone reports a typed nil, which means
-// "no decision" like a nil interface does. The method set is sealed, so
-// every decision type answers both, checked by the compiler.
+// name in a hook.decision event, and "" for a typed nil, which means "no
+// decision" like a nil interface does. A host that declares its own point
+// may declare its own decision types.
 type Decision interface {
 	Kind() string
-	isNone() bool
 }
 
 // PromptDecision is a prompt-submit handler's decision: *EditPrompt or *Deny.
@@ -159,43 +158,54 @@ type Ask struct {
 	Reason string
 }
 
+// kind is a decision's name, or "" when the decision is a typed nil.
+func kind(isNil bool, name string) string {
+	if isNil {
+		return ""
+	}
+	return name
+}
+
 // Kind returns "deny".
-func (*Deny) Kind() string { return DecisionDeny }
+func (d *Deny) Kind() string { return kind(d == nil, DecisionDeny) }
 
 // Kind returns "edit".
-func (*EditPrompt) Kind() string { return DecisionEdit }
+func (d *EditPrompt) Kind() string { return kind(d == nil, DecisionEdit) }
 
 // Kind returns "edit".
-func (*EditArgs) Kind() string { return DecisionEdit }
+func (d *EditArgs) Kind() string { return kind(d == nil, DecisionEdit) }
 
 // Kind returns "substitute".
-func (*Substitute) Kind() string { return DecisionSubstitute }
+func (d *Substitute) Kind() string { return kind(d == nil, DecisionSubstitute) }
 
 // Kind returns "replace".
-func (*ReplaceRequest) Kind() string { return DecisionReplace }
+func (d *ReplaceRequest) Kind() string { return kind(d == nil, DecisionReplace) }
 
 // Kind returns "rewrite".
-func (*RewriteMessages) Kind() string { return DecisionRewrite }
+func (d *RewriteMessages) Kind() string { return kind(d == nil, DecisionRewrite) }
 
 // Kind returns "stop".
-func (*Stop) Kind() string { return DecisionStop }
+func (d *Stop) Kind() string { return kind(d == nil, DecisionStop) }
 
 // Kind returns the rewrite's Label, or "rewrite".
 func (d *RewriteResult) Kind() string {
-	if d.Label != "" {
+	switch {
+	case d == nil:
+		return ""
+	case d.Label != "":
 		return d.Label
 	}
 	return DecisionRewrite
 }
 
 // Kind returns "nudge".
-func (*Nudge) Kind() string { return DecisionNudge }
+func (d *Nudge) Kind() string { return kind(d == nil, DecisionNudge) }
 
 // Kind returns "allow".
-func (*Allow) Kind() string { return DecisionAllow }
+func (d *Allow) Kind() string { return kind(d == nil, DecisionAllow) }
 
 // Kind returns "ask".
-func (*Ask) Kind() string { return DecisionAsk }
+func (d *Ask) Kind() string { return kind(d == nil, DecisionAsk) }
 
 func (*Deny) isPromptDecision()             {}
 func (*EditPrompt) isPromptDecision()       {}
@@ -214,34 +224,17 @@ func (*Nudge) isFinalizeDecision()          {}
 func (*Stop) isFinalizeDecision()           {}
 func (*Stop) isStepEndDecision()            {}
 func (*Stop) isGateDecision()               {}
-
-func (d *Deny) isNone() bool            { return d == nil }
-func (d *EditPrompt) isNone() bool      { return d == nil }
-func (d *EditArgs) isNone() bool        { return d == nil }
-func (d *Substitute) isNone() bool      { return d == nil }
-func (d *ReplaceRequest) isNone() bool  { return d == nil }
-func (d *RewriteMessages) isNone() bool { return d == nil }
-func (d *Stop) isNone() bool            { return d == nil }
-func (d *RewriteResult) isNone() bool   { return d == nil }
-func (d *Nudge) isNone() bool           { return d == nil }
-func (d *Allow) isNone() bool           { return d == nil }
-func (d *Ask) isNone() bool             { return d == nil }
+func (d *Deny) reason() string              { return d.Reason }
+func (d *Substitute) reason() string        { return d.Reason }
+func (d *Stop) reason() string              { return d.Reason }
+func (d *Allow) reason() string             { return d.Reason }
+func (d *Ask) reason() string               { return d.Reason }
+func (d *RewriteResult) reason() string     { return d.Reason }
 
 // reasonOf is the reason a decision gives, for its record.
 func reasonOf(d Decision) string {
-	switch v := d.(type) {
-	case *Deny:
-		return v.Reason
-	case *Substitute:
-		return v.Reason
-	case *Stop:
-		return v.Reason
-	case *Allow:
-		return v.Reason
-	case *Ask:
-		return v.Reason
-	case *RewriteResult:
-		return v.Reason
+	if r, ok := d.(interface{ reason() string }); ok {
+		return r.reason()
 	}
 	return ""
 }

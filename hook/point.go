@@ -145,7 +145,7 @@ func (p *PointDef[I, D, O]) Run(ctx context.Context, c Chain, in I) (O, error) {
 }
 
 // none reports whether d is no decision: nil, or a typed nil.
-func none(d Decision) bool { return d == nil || d.isNone() }
+func none(d Decision) bool { return d == nil || d.Kind() == "" }
 
 func call[I any, D Decision](ctx context.Context, p Point, name string, fn Handler[I, D], in I) (d D, err error) {
 	defer func() {

@@ -55,17 +55,18 @@ type PromptOutcome struct {
 // Prompt is the prompt-submit point: an edit feeds the next handler, a
 // deny ends the chain.
 var Prompt = NewPoint[*PromptInput, PromptDecision, PromptOutcome](PointPrompt,
-	func(in *PromptInput) PromptOutcome { return PromptOutcome{Parts: in.Parts} },
-	func(out *PromptOutcome, in *PromptInput, name string, d PromptDecision) bool {
-		switch d := d.(type) {
-		case *EditPrompt:
-			in.Parts, out.Parts = d.Parts, d.Parts
-		case *Deny:
-			out.Denied, out.Hook = d, name
-			return false
-		}
+	func(in *PromptInput) PromptOutcome { return PromptOutcome{Parts: in.Parts} }, promptFold)
+
+func promptFold(out *PromptOutcome, in *PromptInput, name string, d PromptDecision) bool {
+	if e, ok := d.(*EditPrompt); ok {
+		in.Parts, out.Parts = e.Parts, e.Parts
 		return true
-	})
+	}
+	if deny, ok := d.(*Deny); ok {
+		return settle(&out.Denied, &out.Hook, deny, name)
+	}
+	return true
+}
 
 // RequestInput is the input of a before-request handler. Request is shared
 // with the loop and valid only during the call: a handler must not modify
@@ -104,11 +105,17 @@ var Request = NewPoint[*RequestInput, RequestDecision, RequestOutcome](PointRequ
 			r.Messages = d.Messages
 			in.Request, out.Request = &r, &r
 		case *Stop:
-			out.Stop, out.Hook = d, name
-			return false
+			return settle(&out.Stop, &out.Hook, d, name)
 		}
 		return true
 	})
+
+// settle keeps d, the decision that ends a chain, and the name of its
+// handler, and reports that no later handler runs.
+func settle[D any](slot *D, hook *string, d D, name string) (more bool) {
+	*slot, *hook = d, name
+	return false
+}
 
 // ToolInput is the input of a tool gate, pre-tool-use or approval handler.
 type ToolInput struct {
@@ -143,11 +150,11 @@ func gateFold(out *GateOutcome, in *ToolInput, name string, d GateDecision) bool
 	case *EditArgs:
 		in.Call.Args, out.Args = d.Args, d.Args
 	case *Deny:
-		out.Denied, out.Hook, out.Substitute = d, name, nil
-		return false
+		out.Substitute = nil
+		return settle(&out.Denied, &out.Hook, d, name)
 	case *Stop:
-		out.Denied, out.Stop, out.Hook, out.Substitute = &Deny{Reason: d.Reason}, d, name, nil
-		return false
+		out.Stop, out.Substitute = d, nil
+		return settle(&out.Denied, &out.Hook, &Deny{Reason: d.Reason}, name)
 	case *Substitute:
 		if out.Substitute == nil {
 			out.Substitute, out.Hook = d, name
@@ -184,8 +191,7 @@ var Approval = NewPoint[*ToolInput, ApprovalDecision, ApprovalOutcome](PointAppr
 	func(out *ApprovalOutcome, _ *ToolInput, name string, d ApprovalDecision) bool {
 		switch d.(type) {
 		case *Deny:
-			out.Decision, out.Hook = d, name
-			return false
+			return settle(&out.Decision, &out.Hook, d, name)
 		case *Ask:
 			out.Decision, out.Hook = d, name
 		case *Allow:
@@ -261,8 +267,7 @@ func substituteStart[I any](I) SubstituteOutcome { return SubstituteOutcome{} }
 
 func substituteFold[I any](out *SubstituteOutcome, _ I, name string, d SubstituteDecision) bool {
 	if s, ok := d.(*Substitute); ok && s.Result != nil {
-		out.Substitute, out.Hook = s, name
-		return false
+		return settle(&out.Substitute, &out.Hook, s, name)
 	}
 	return true
 }
@@ -328,8 +333,7 @@ var StepEnd = NewPoint[*StepEndInput, StepEndDecision, StepEndOutcome](PointStep
 	func(*StepEndInput) StepEndOutcome { return StepEndOutcome{} },
 	func(out *StepEndOutcome, _ *StepEndInput, name string, d StepEndDecision) bool {
 		if s, ok := d.(*Stop); ok {
-			out.Stop, out.Hook = s, name
-			return false
+			return settle(&out.Stop, &out.Hook, s, name)
 		}
 		return true
 	})

@@ -138,7 +138,22 @@ type eventWire struct {
 // are scanned once for syntax and once for values; any other layout, or
 // data that does not decode so, takes the general path, which decides.
 func DecodeEvent(b []byte) (Event, error) {
-	if w, ok := scanEnvelope(b); ok {
+	var d Decoder
+	return d.Decode(b)
+}
+
+// A Decoder decodes events one after another, as DecodeEvent does, and
+// shares the header strings (session, turn, run, agent) an event repeats
+// from the one before, so that reading a long log allocates them once per
+// turn rather than once per event. The zero Decoder is ready to use; it
+// is not safe for concurrent use.
+type Decoder struct {
+	ids [4]string // the header strings of the last event read directly
+}
+
+// Decode decodes one event from its JSON encoding, as DecodeEvent does.
+func (d *Decoder) Decode(b []byte) (Event, error) {
+	if w, ok := scanEnvelope(b, &d.ids); ok {
 		if p, err := decodePayload(w.Type, w.Data); err == nil {
 			return w.event(p), nil
 		}
@@ -186,6 +201,9 @@ func DecodePayload(typ string, data []byte) (Payload, error) {
 func decodePayload(typ string, data []byte) (Payload, error) {
 	if bytes.Equal(data, []byte("null")) {
 		data = nil
+	}
+	if p, ok := fastPayload(typ, data); ok {
+		return p, nil
 	}
 	p := newPayload(typ)
 	if p == nil {
@@ -242,168 +260,34 @@ func withParts(p Payload) any {
 	return p
 }
 
-// fastParts is an llm.PartList inside a payload being decoded. Its bytes
-// were checked by the json.Unmarshal of the payload, so they are split
-// into parts without checking them again, and a text part, the common
-// one, is decoded by one json.Unmarshal instead of llm.UnmarshalPart's
-// two (its tag, then its fields). Other parts go to llm.UnmarshalPart.
+// fastParts is an llm.PartList inside a payload being decoded by
+// encoding/json: its parts are read as the direct decoders read them,
+// and by llm.PartList when that gives up.
 type fastParts llm.PartList
-
-var textTag = []byte(`{"type":"` + (*llm.Text)(nil).PartType() + `"`)
 
 // UnmarshalJSON decodes an array written by llm.PartList.MarshalJSON.
 func (l *fastParts) UnmarshalJSON(b []byte) error {
-	b = bytes.TrimSpace(b)
-	if len(b) < 2 || b[0] != '[' {
-		return (*llm.PartList)(l).UnmarshalJSON(b) // null, or an error to report
+	r := reader{b: b}
+	if parts := r.parts(); !r.bad && r.i == len(b) {
+		*l = fastParts(parts)
+		return nil
 	}
-	var out []llm.Part
-	for rest := b[1 : len(b)-1]; ; {
-		rest = bytes.TrimLeft(rest, " \t\r\n,")
-		if len(rest) == 0 {
-			break
-		}
-		n := valueLen(rest)
-		elem := rest[:n]
-		rest = rest[n:]
-		var p llm.Part
-		if t, ok := plainText(elem); ok {
-			p = t
-		} else if after, ok := bytes.CutPrefix(elem, textTag); ok && len(after) > 0 && (after[0] == ',' || after[0] == '}') {
-			t := new(llm.Text)
-			if err := json.Unmarshal(elem, t); err != nil {
-				return fmt.Errorf("llm: unmarshal text part: %w", err)
-			}
-			p = t
-		} else {
-			var err error
-			if p, err = llm.UnmarshalPart(elem); err != nil {
-				return err
-			}
-		}
-		out = append(out, p)
-	}
-	*l = out
-	return nil
-}
-
-var plainTextHead = []byte(`{"type":"` + (*llm.Text)(nil).PartType() + `","text":"`)
-
-// plainText decodes a text part that holds only its text, as
-// llm.MarshalPart writes it, when the text needs no more than the short
-// escapes (\n, \", …) and is valid UTF-8: the bulk of a log's bytes,
-// read without encoding/json. ok is false for anything else.
-func plainText(elem []byte) (*llm.Text, bool) {
-	body, ok := bytes.CutPrefix(elem, plainTextHead)
-	if !ok {
-		return nil, false
-	}
-	body, ok = bytes.CutSuffix(body, []byte(`"}`))
-	if !ok {
-		return nil, false
-	}
-	var (
-		buf   []byte // the text, once an escape is met
-		from  int    // start of the bytes not yet copied to buf
-		ascii = true
-	)
-	for i := 0; i < len(body); i++ {
-		c := body[i]
-		switch {
-		case c == '"' || c < 0x20:
-			return nil, false
-		case c >= utf8.RuneSelf:
-			ascii = false
-		case c == '\\':
-			if i+1 == len(body) {
-				return nil, false
-			}
-			r := shortEscape(body[i+1])
-			if r == 0 {
-				return nil, false
-			}
-			if buf == nil {
-				buf = make([]byte, 0, len(body))
-			}
-			buf = append(append(buf, body[from:i]...), r)
-			i++
-			from = i + 1
-		}
-	}
-	if !ascii && !utf8.Valid(body) {
-		return nil, false // encoding/json replaces invalid UTF-8; let it
-	}
-	if buf == nil {
-		return &llm.Text{Text: string(body)}, true
-	}
-	return &llm.Text{Text: string(append(buf, body[from:]...))}, true
-}
-
-// shortEscape returns the byte a JSON escape \c stands for, or 0 if c
-// is not one of the two-byte escapes.
-func shortEscape(c byte) byte {
-	switch c {
-	case '"', '\\', '/':
-		return c
-	case 'n':
-		return '\n'
-	case 't':
-		return '\t'
-	case 'r':
-		return '\r'
-	case 'b':
-		return '\b'
-	case 'f':
-		return '\f'
-	}
-	return 0
-}
-
-// valueLen returns the length of the JSON value b starts with; b holds
-// checked JSON, and the value is an object, an array or a scalar.
-func valueLen(b []byte) int {
-	depth, inStr := 0, false
-	for i := 0; i < len(b); i++ {
-		c := b[i]
-		switch {
-		case inStr:
-			if c == '\\' {
-				i++
-			} else if c == '"' {
-				inStr = false
-				if depth == 0 {
-					return i + 1
-				}
-			}
-		case c == '"':
-			inStr = true
-		case c == '{' || c == '[':
-			depth++
-		case c == '}' || c == ']':
-			depth--
-			if depth == 0 {
-				return i + 1
-			}
-		case depth == 0 && (c == ',' || c == ' ' || c == '\t' || c == '\r' || c == '\n'):
-			return i
-		}
-	}
-	return len(b)
+	return (*llm.PartList)(l).UnmarshalJSON(b)
 }
 
 // scanEnvelope reads the header of an event laid out exactly as
 // AppendEventJSON writes it, with strings that need no unescaping, and
 // slices out its data (not yet checked). ok is false for anything else.
-func scanEnvelope(b []byte) (w eventWire, ok bool) {
-	r := envReader{b: b}
+func scanEnvelope(b []byte, ids *[4]string) (w eventWire, ok bool) {
+	r := reader{b: b}
 	if !r.lit(`{"seq":`) {
 		return w, false
 	}
-	w.Seq, ok = r.int()
-	if !ok || !r.lit(`,"time":`) {
+	w.Seq = r.int()
+	if !r.lit(`,"time":`) {
 		return w, false
 	}
-	if _, ok := r.str(); !ok || w.Time.UnmarshalJSON(b[r.last:r.i]) != nil {
+	if r.str(); r.bad || w.Time.UnmarshalJSON(b[r.last:r.i]) != nil {
 		return w, false
 	}
 	var s [3]string
@@ -411,27 +295,23 @@ func scanEnvelope(b []byte) (w eventWire, ok bool) {
 		if !r.lit(key) {
 			return w, false
 		}
-		if s[k], ok = r.str(); !ok {
-			return w, false
-		}
+		s[k] = r.strAs(&ids[k])
 	}
 	w.Session, w.Turn, w.Run = ID(s[0]), TurnID(s[1]), RunID(s[2])
 	if r.lit(`,"parent_run":`) {
-		v, ok := r.str()
-		if !ok || v == "" {
+		if w.ParentRun = RunID(r.str()); w.ParentRun == "" {
 			return w, false
 		}
-		w.ParentRun = RunID(v)
 	}
 	if r.lit(`,"agent":`) {
-		if w.Agent, ok = r.str(); !ok || w.Agent == "" {
+		if w.Agent = r.strAs(&ids[3]); w.Agent == "" {
 			return w, false
 		}
 	}
 	if !r.lit(`,"type":`) {
 		return w, false
 	}
-	if w.Type, ok = r.str(); !ok || w.Type == "" || !r.lit(`,"data":`) {
+	if w.Type = r.str(); w.Type == "" || !r.lit(`,"data":`) {
 		return w, false
 	}
 	if len(b) < r.i+2 || b[len(b)-1] != '}' {
@@ -439,60 +319,6 @@ func scanEnvelope(b []byte) (w eventWire, ok bool) {
 	}
 	w.Data = b[r.i : len(b)-1]
 	return w, true
-}
-
-// envReader walks the header of an encoded event.
-type envReader struct {
-	b    []byte
-	i    int
-	last int // where the last string read began (its opening quote)
-}
-
-func (r *envReader) lit(s string) bool {
-	if len(r.b)-r.i < len(s) || string(r.b[r.i:r.i+len(s)]) != s {
-		return false
-	}
-	r.i += len(s)
-	return true
-}
-
-// int reads a non-negative integer of up to 18 digits without leading zeros.
-func (r *envReader) int() (int64, bool) {
-	var n int64
-	j := r.i
-	for ; j < len(r.b) && j-r.i < 18 && r.b[j] >= '0' && r.b[j] <= '9'; j++ {
-		n = n*10 + int64(r.b[j]-'0')
-	}
-	if j == r.i || (r.b[r.i] == '0' && j-r.i > 1) || (j < len(r.b) && r.b[j] >= '0' && r.b[j] <= '9') {
-		return 0, false
-	}
-	r.i = j
-	return n, true
-}
-
-// str reads a JSON string holding no escape, control byte or invalid UTF-8.
-func (r *envReader) str() (string, bool) {
-	if r.i >= len(r.b) || r.b[r.i] != '"' {
-		return "", false
-	}
-	start := r.i + 1
-	ascii := true
-	for j := start; j < len(r.b); j++ {
-		switch c := r.b[j]; {
-		case c == '"':
-			v := r.b[start:j]
-			if !ascii && !utf8.Valid(v) {
-				return "", false
-			}
-			r.last, r.i = start-1, j+1
-			return string(v), true
-		case c == '\\' || c < 0x20:
-			return "", false
-		case c >= utf8.RuneSelf:
-			ascii = false
-		}
-	}
-	return "", false
 }
 
 // newPayload returns a zero payload for a known event type, or nil.

@@ -351,3 +351,28 @@ func TestDecodeFastPathsMatchGeneral(t *testing.T) {
 		}
 	}
 }
+
+// FuzzDecoder: a Decoder that has read one line decodes the next as
+// DecodeEvent does, whatever header strings the two share.
+func FuzzDecoder(f *testing.F) {
+	evs := sessiontest.AllPayloads("s")
+	for i := 1; i < len(evs); i++ {
+		a, _ := json.Marshal(evs[i-1])
+		b, _ := json.Marshal(evs[i])
+		f.Add(a, b)
+	}
+	f.Add([]byte(`{"seq":1,"time":"2026-03-14T15:09:26Z","session":"s","turn":"t","run":"r","agent":"a","type":"step.start","data":{"step":1}}`),
+		[]byte(`{"seq":2,"time":"2026-03-14T15:09:26Z","session":"s\"","turn":"t","run":"r\u0041","agent":"a","type":"step.start","data":{"step":2}}`))
+	f.Fuzz(func(t *testing.T, first, second []byte) {
+		var d session.Decoder
+		d.Decode(first)
+		got, gerr := d.Decode(second)
+		want, werr := session.DecodeEvent(second)
+		if (gerr == nil) != (werr == nil) {
+			t.Fatalf("after %q, %q: Decoder error %v, DecodeEvent error %v", first, second, gerr, werr)
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Fatalf("after %q, %q: Decoder differs (-DecodeEvent +Decoder):\n%s", first, second, diff)
+		}
+	})
+}

@@ -20,12 +20,13 @@ type shellResponse struct {
 
 // fileResponse is a file tool's result as the hook format spells it.
 type fileResponse struct {
-	Type       string          `json:"type,omitempty"` // Write: create or update
-	FilePath   string          `json:"filePath"`
-	Content    *string         `json:"content,omitempty"`
-	OldString  *string         `json:"oldString,omitempty"`
-	NewString  *string         `json:"newString,omitempty"`
-	ReplaceAll *bool           `json:"replaceAll,omitempty"`
+	Type     string `json:"type,omitempty"` // Write: create or update
+	FilePath string `json:"filePath"`
+	// The arguments the result echoes, as the call gave them.
+	Content    json.RawMessage `json:"content,omitempty"`
+	OldString  json.RawMessage `json:"oldString,omitempty"`
+	NewString  json.RawMessage `json:"newString,omitempty"`
+	ReplaceAll json.RawMessage `json:"replaceAll,omitempty"`
 	Edits      json.RawMessage `json:"edits,omitempty"`
 	Success    bool            `json:"success"`
 	Output     string          `json:"output,omitempty"`
@@ -88,29 +89,24 @@ func shellOf(text string, res *tool.Result) *shellResponse {
 }
 
 func fileOf(name string, args json.RawMessage, text string, res *tool.Result) *fileResponse {
-	var in struct {
-		Path       string          `json:"path"`
-		Content    *string         `json:"content"`
-		OldString  *string         `json:"old_string"`
-		NewString  *string         `json:"new_string"`
-		ReplaceAll *bool           `json:"replace_all"`
-		Edits      json.RawMessage `json:"edits"`
-	}
+	var in map[string]json.RawMessage
 	_ = json.Unmarshal(args, &in) // a call that ran had valid arguments
-	out := &fileResponse{FilePath: in.Path, Success: res != nil && !res.IsError, Output: text}
+	var path string
+	_ = json.Unmarshal(in["path"], &path)
+	out := &fileResponse{FilePath: path, Success: res != nil && !res.IsError, Output: text}
 	switch name {
 	case "write":
-		out.Type, out.Content = "update", in.Content
+		out.Type, out.Content = "update", in["content"]
 		if strings.Contains(strings.ToLower(text), "created") {
 			out.Type = "create"
 		}
 	case "edit":
-		out.OldString, out.NewString, out.ReplaceAll = in.OldString, in.NewString, in.ReplaceAll
+		out.OldString, out.NewString, out.ReplaceAll = in["old_string"], in["new_string"], in["replace_all"]
 	case "multi_edit":
-		out.Edits = in.Edits
+		out.Edits = in["edits"]
 	case "read":
 		out.Type = "text"
-		out.Content = &text
+		out.Content, _ = json.Marshal(text)
 	}
 	return out
 }

@@ -161,7 +161,7 @@ func encodePacked(buf []byte, id session.ID, run []session.Event) ([]byte, error
 }
 
 // decodeLine decodes one event line into its events, appended to dst.
-func decodeLine(dst []session.Event, line []byte) ([]session.Event, error) {
+func decodeLine(d *session.Decoder, dst []session.Event, line []byte) ([]session.Event, error) {
 	if bytes.HasPrefix(line, packPrefix) {
 		var p packed
 		if err := json.Unmarshal(line, &p); err != nil {
@@ -179,7 +179,7 @@ func decodeLine(dst []session.Event, line []byte) ([]session.Event, error) {
 		}
 		return dst, nil
 	}
-	ev, err := session.DecodeEvent(line)
+	ev, err := d.Decode(line)
 	if err != nil {
 		return dst, err
 	}

@@ -27,9 +27,10 @@ func (s *Store) query(ctx context.Context, q querier, id session.ID, afterSeq in
 			return
 		}
 		defer rows.Close()
+		var dec session.Decoder
 		for rows.Next() {
 			raw := rows.RawValues()
-			ev, err := session.DecodeEvent(raw[1])
+			ev, err := dec.Decode(raw[1])
 			if err != nil {
 				yield(session.Event{}, fmt.Errorf("postgres: session %q: event %s: %w", id, raw[0], err))
 				return

@@ -1,0 +1,301 @@
+package session
+
+import (
+	"bytes"
+	"encoding/json"
+	"unicode/utf16"
+	"unicode/utf8"
+)
+
+// reader walks compact JSON as this package writes it. A read that
+// meets anything else sets bad, after which every read fails.
+type reader struct {
+	b    []byte
+	i    int
+	bad  bool
+	key  []byte // the key field read last
+	last int    // where the last string read began (its opening quote)
+}
+
+func (r *reader) fail() { r.bad = true }
+
+func (r *reader) lit(s string) bool {
+	if r.bad || len(r.b)-r.i < len(s) || string(r.b[r.i:r.i+len(s)]) != s {
+		return false
+	}
+	r.i += len(s)
+	return true
+}
+
+func (r *reader) char(c byte) bool {
+	if r.i < len(r.b) && r.b[r.i] == c {
+		r.i++
+		return true
+	}
+	return false
+}
+
+// field steps through an object, n counting its fields: past the
+// opening brace on the first call, past the comma before each later key.
+// It reads the key, which holds no escape, into r.key and reports whether
+// there is one; at the closing brace, or at a failure, it reports false.
+func (r *reader) field(n *int) bool {
+	if !r.step(n, '{', '}') {
+		return false
+	}
+	if !r.char('"') {
+		r.fail()
+		return false
+	}
+	end := bytes.IndexByte(r.b[r.i:], '"')
+	if end < 0 || bytes.IndexByte(r.b[r.i:r.i+end], '\\') >= 0 {
+		r.fail()
+		return false
+	}
+	r.key = r.b[r.i : r.i+end]
+	r.i += end + 1
+	if !r.char(':') {
+		r.fail()
+		return false
+	}
+	return true
+}
+
+// elem steps through an array as field does through an object, and
+// reports whether r is at an element.
+func (r *reader) elem(n *int) bool { return r.step(n, '[', ']') }
+
+func (r *reader) step(n *int, open, close byte) bool {
+	switch {
+	case r.bad:
+		return false
+	case *n == 0:
+		if !r.char(open) {
+			r.fail()
+			return false
+		}
+		if r.char(close) {
+			return false
+		}
+	case !r.char(','):
+		if !r.char(close) {
+			r.fail()
+		}
+		return false
+	}
+	*n++
+	return true
+}
+
+func (r *reader) bool() bool {
+	switch {
+	case r.lit("true"):
+		return true
+	case r.lit("false"):
+		return false
+	}
+	r.fail()
+	return false
+}
+
+// int reads a non-negative integer of up to 18 digits without leading
+// zeros.
+func (r *reader) int() int64 {
+	if r.bad {
+		return 0
+	}
+	var n int64
+	j := r.i
+	for ; j < len(r.b) && j-r.i < 18 && r.b[j] >= '0' && r.b[j] <= '9'; j++ {
+		n = n*10 + int64(r.b[j]-'0')
+	}
+	if j == r.i || (r.b[r.i] == '0' && j-r.i > 1) || (j < len(r.b) && (r.b[j] >= '0' && r.b[j] <= '9' || r.b[j] == '.' || r.b[j] == 'e' || r.b[j] == 'E')) {
+		r.fail()
+		return 0
+	}
+	r.i = j
+	return n
+}
+
+// strAs reads a string as str does, and returns *prev without copying
+// when the string's bytes are prev's. A string read with no escape
+// becomes the next prev.
+func (r *reader) strAs(prev *string) string {
+	if p := *prev; !r.bad && len(r.b)-r.i >= len(p)+2 && r.b[r.i] == '"' && r.b[r.i+1+len(p)] == '"' && string(r.b[r.i+1:r.i+1+len(p)]) == p {
+		r.last = r.i
+		r.i += len(p) + 2
+		return p
+	}
+	start := r.i
+	s := r.str()
+	if !r.bad && r.i-start == len(s)+2 {
+		*prev = s // no escape: its bytes are its text
+	}
+	return s
+}
+
+// str reads a string, with its escapes.
+func (r *reader) str() string {
+	b := r.b
+	if r.bad || r.i >= len(b) || b[r.i] != '"' {
+		r.fail()
+		return ""
+	}
+	start := r.i + 1
+	var buf []byte // the string, once an escape is met
+	from, ascii := start, true
+	for j := start; j < len(b); j++ {
+		switch c := b[j]; {
+		case c == '"':
+			s := b[start:j]
+			if buf != nil {
+				s = append(buf, b[from:j]...)
+			}
+			if !ascii && !utf8.Valid(s) {
+				r.fail() // encoding/json replaces invalid UTF-8; let it
+				return ""
+			}
+			r.last, r.i = start-1, j+1
+			return string(s)
+		case c < 0x20:
+			r.fail()
+			return ""
+		case c >= utf8.RuneSelf:
+			ascii = false
+		case c == '\\':
+			if buf == nil {
+				buf = make([]byte, 0, len(b)-start)
+			}
+			buf = append(buf, b[from:j]...)
+			n, ok := unescape(&buf, b[j:])
+			if !ok {
+				r.fail()
+				return ""
+			}
+			j += n - 1
+			from = j + 1
+		}
+	}
+	r.fail()
+	return ""
+}
+
+// unescape appends the character escape b starts with to buf and returns
+// the escape's length.
+func unescape(buf *[]byte, b []byte) (int, bool) {
+	if len(b) < 2 {
+		return 0, false
+	}
+	if c := shortEscape(b[1]); c != 0 {
+		*buf = append(*buf, c)
+		return 2, true
+	}
+	r1, ok := hex4(b[1:])
+	if !ok {
+		return 0, false
+	}
+	if !utf16.IsSurrogate(r1) {
+		*buf = utf8.AppendRune(*buf, r1)
+		return 6, true
+	}
+	if len(b) < 12 || b[6] != '\\' {
+		return 0, false
+	}
+	r2, ok := hex4(b[7:])
+	if r := utf16.DecodeRune(r1, r2); ok && r != utf8.RuneError {
+		*buf = utf8.AppendRune(*buf, r)
+		return 12, true
+	}
+	return 0, false
+}
+
+// hex4 reads the rune of "uXXXX".
+func hex4(b []byte) (rune, bool) {
+	if len(b) < 5 || b[0] != 'u' {
+		return 0, false
+	}
+	var r rune
+	for _, c := range b[1:5] {
+		switch {
+		case '0' <= c && c <= '9':
+			c -= '0'
+		case 'a' <= c && c <= 'f':
+			c -= 'a' - 10
+		case 'A' <= c && c <= 'F':
+			c -= 'A' - 10
+		default:
+			return 0, false
+		}
+		r = r<<4 | rune(c)
+	}
+	return r, true
+}
+
+// shortEscape returns the byte a JSON escape \c stands for, or 0 if c
+// is not one of the two-byte escapes.
+func shortEscape(c byte) byte {
+	switch c {
+	case '"', '\\', '/':
+		return c
+	case 'n':
+		return '\n'
+	case 't':
+		return '\t'
+	case 'r':
+		return '\r'
+	case 'b':
+		return '\b'
+	case 'f':
+		return '\f'
+	}
+	return 0
+}
+
+// raw reads an object or an array, checked, as a copy.
+func (r *reader) raw() json.RawMessage {
+	if r.bad || r.i >= len(r.b) || (r.b[r.i] != '{' && r.b[r.i] != '[') {
+		r.fail()
+		return nil
+	}
+	n := valueLen(r.b[r.i:])
+	raw := r.b[r.i : r.i+n]
+	if !json.Valid(raw) {
+		r.fail()
+		return nil
+	}
+	r.i += n
+	return bytes.Clone(raw)
+}
+
+// valueLen returns the length of the JSON value b starts with: an
+// object, an array or a string, by its brackets and quotes. Unchecked
+// bytes may give a wrong length; the caller checks what it cuts.
+func valueLen(b []byte) int {
+	depth, inStr := 0, false
+	for i := 0; i < len(b); i++ {
+		c := b[i]
+		switch {
+		case inStr:
+			if c == '\\' {
+				i++
+			} else if c == '"' {
+				inStr = false
+				if depth == 0 {
+					return i + 1
+				}
+			}
+		case c == '"':
+			inStr = true
+		case c == '{' || c == '[':
+			depth++
+		case c == '}' || c == ']':
+			depth--
+			if depth == 0 {
+				return i + 1
+			}
+		case depth == 0 && (c == ',' || c == ' ' || c == '\t' || c == '\r' || c == '\n'):
+			return i
+		}
+	}
+	return len(b)
+}
