@@ -3,7 +3,6 @@ package dbos_test
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"syscall"
 	"testing"
 	"time"
@@ -15,7 +14,6 @@ import (
 	"github.com/reinhq/rein/llm/llmtest"
 	"github.com/reinhq/rein/session"
 	"github.com/reinhq/rein/session/postgres"
-	"github.com/reinhq/rein/session/sqlite"
 	"github.com/reinhq/rein/tool"
 	"github.com/reinhq/rein/tool/tooltest"
 )
@@ -64,13 +62,8 @@ func BenchmarkTurn(b *testing.B) {
 		benchTurns(b, st, url, system)
 	})
 	b.Run("sqlite", func(b *testing.B) {
-		dir := b.TempDir()
-		st, err := sqlite.Open(filepath.Join(dir, "sessions.db"), nil)
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer st.Close()
-		benchTurns(b, st, "sqlite:"+filepath.Join(dir, "dbos.db"), "")
+		st, url := embedded(b)
+		benchTurns(b, st, url, "")
 	})
 }
 

@@ -123,14 +123,8 @@ func TestPostgresWorkerRunsSubmittedTurns(t *testing.T) {
 
 func TestEmbeddedWorkerOnSQLite(t *testing.T) {
 	ctx := context.Background()
-	dir := t.TempDir()
-	st, err := sqlite.Open(filepath.Join(dir, "sessions.db"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st, url := embedded(t)
 	var calls atomic.Int64
-	url := "sqlite:" + filepath.Join(dir, "dbos.db")
 	worker, err := dbos.Open(ctx, url, &dbos.Options{Store: st, Driver: agentDriver(st, &calls)})
 	if err != nil {
 		t.Fatal(err)
@@ -157,13 +151,7 @@ func TestOpenErrors(t *testing.T) {
 // that starts later runs it.
 func TestSubmitBeforeAnyWorker(t *testing.T) {
 	ctx := context.Background()
-	dir := t.TempDir()
-	st, err := sqlite.Open(filepath.Join(dir, "sessions.db"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	url := "sqlite:" + filepath.Join(dir, "dbos.db")
+	st, url := embedded(t)
 	client, err := dbos.Open(ctx, url, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -188,4 +176,17 @@ func TestSubmitBeforeAnyWorker(t *testing.T) {
 	if o, err := client.Wait(wctx, id); err != nil || o.Reason != session.EndCompleted {
 		t.Fatalf("outcome %+v, %v", o, err)
 	}
+}
+
+// embedded opens a SQLite session store in a directory of t's own and
+// returns it with the URL of a DBOS system database beside it.
+func embedded(t testing.TB) (*sqlite.Store, string) {
+	t.Helper()
+	dir := t.TempDir()
+	st, err := sqlite.Open(filepath.Join(dir, "sessions.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return st, "sqlite:" + filepath.Join(dir, "dbos.db")
 }
