@@ -21,7 +21,8 @@ var layers = map[string][]string{
 	"tool":        {"llm", "tool"},
 	"hook":        {"llm", "tool", "session", "hook"},
 	"mcp":         {"llm", "tool", "session", "hook", "mcp"},
-	"agent":       {"llm", "tool", "session", "hook", "agent"},
+	"skill":       {"llm", "tool", "session", "hook", "skill"},
+	"agent":       {"llm", "tool", "session", "hook", "skill", "agent"},
 	"internal":    {"llm", "tool", "session", "hook", "internal"},
 	"durable":     {"llm", "tool", "session", "hook", "agent", "durable"},
 	"serve":       {"llm", "tool", "session", "hook", "agent", "serve"},
@@ -42,6 +43,7 @@ var testLayers = map[string][]string{
 	"agent":        {"provider"}, // the loop against real adapters' wire shapes
 	"hook/command": {"agent"},    // command hooks driven by the loop
 	"mcp":          {"agent"},    // MCP tools called by the loop
+	"telemetry":    {"mcp"},      // the span tree of a run that calls an MCP server
 	// the full-stack benchmark: the loop over a real adapter and stores
 	"internal/benchfull": {"agent", "provider"},
 }

@@ -60,46 +60,95 @@ func TestShellRunsInEditorTerminal(t *testing.T) {
 }
 
 // An editor that serves files shows the model its unsaved buffer on a
-// read and gets rein's edits handed to it.
+// read, and rein's writes and edits go through it.
 func TestFilesThroughTheEditor(t *testing.T) {
-	dir := t.TempDir()
-	a := filepath.Join(dir, "a.txt")
-	if err := os.WriteFile(a, []byte("on disk\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
 	m := llmtest.NewModel(
 		llmtest.CallTool("c1", "read", `{"path":"a.txt"}`),
 		llmtest.CallTool("c2", "write", `{"path":"a.txt","content":"new\n"}`),
+		llmtest.CallTool("c3", "edit", `{"path":"a.txt","old_string":"new","new_string":"newer"}`),
+		llmtest.CallTool("c4", "write", `{"path":"sub/b.txt","content":"b\n"}`),
 		llmtest.Reply("Done."),
 	)
-	h := start(t, m, session.NewMemStore(), dir, acp.OptionAllowOnce)
-	h.caps = sdk.ClientCapabilities{Fs: sdk.FileSystemCapabilities{ReadTextFile: true, WriteTextFile: true}}
-	h.client.ServeFiles()
+	h, a := filesEditor(t, m, acp.OptionAllowOnce, acp.OptionAllowOnce, acp.OptionAllowOnce)
+	dir := filepath.Dir(a)
 	h.client.SetBuffer(a, "unsaved\n")
-	ctx := ctxT(t)
-	id := h.newSession(ctx)
-	if got := h.prompt(ctx, id, "rewrite a.txt"); got != sdk.StopReasonEndTurn {
-		t.Errorf("stop reason = %q", got)
-	}
+	h.turn("rewrite a.txt")
 	var fsLines []string
 	for _, line := range h.client.Trace() {
 		if strings.HasPrefix(line, "fs ") {
 			fsLines = append(fsLines, line)
 		}
 	}
-	if diff := cmp.Diff([]string{"fs read " + a, "fs write " + a}, fsLines); diff != "" {
+	b := filepath.Join(dir, "sub", "b.txt")
+	if diff := cmp.Diff([]string{"fs read " + a, "fs write " + a, "fs write " + a, "fs write " + b}, fsLines); diff != "" {
 		t.Errorf("file requests (-want +got):\n%s", diff)
 	}
 	reqs := m.Requests()
-	if len(reqs) != 3 {
-		t.Fatalf("%d model requests, want 3", len(reqs))
+	if len(reqs) != 5 {
+		t.Fatalf("%d model requests, want 5", len(reqs))
 	}
 	seen := toolResultText(reqs[1], "c1")
 	if !strings.Contains(seen, "1\ton disk") || !strings.Contains(seen, "unsaved changes") || !strings.Contains(seen, "unsaved\n") {
 		t.Errorf("the model's read of a.txt = %q; want the file and the editor's unsaved buffer", seen)
 	}
-	if buf, _ := h.client.Buffer(a); buf != "new\n" {
-		t.Errorf("editor buffer after the write = %q, want the new content", buf)
+	if buf, _ := h.client.Buffer(a); buf != "newer\n" {
+		t.Errorf("editor buffer after the write and the edit = %q, want the new content", buf)
+	}
+	if got := toolResultText(reqs[4], "c3"); !strings.HasPrefix(got, "Edited a.txt: replaced 1 occurrence.") {
+		t.Errorf("the edit's result = %q", got)
+	}
+}
+
+// Writes and edits go through the editor only: when it refuses one, the
+// model is told why and the file on disk is as it was.
+func TestEditorRefusesWrite(t *testing.T) {
+	m := llmtest.NewModel(
+		llmtest.CallTool("c1", "read", `{"path":"a.txt"}`),
+		llmtest.CallTool("c2", "edit", `{"path":"a.txt","old_string":"on disk","new_string":"changed"}`),
+		llmtest.CallTool("c3", "write", `{"path":"fresh.txt","content":"x"}`),
+		llmtest.Reply("The editor refused."),
+	)
+	h, a := filesEditor(t, m, acp.OptionAllowOnce, acp.OptionAllowOnce)
+	dir := filepath.Dir(a)
+	h.client.RefuseWrites("the buffer is read-only")
+	h.turn("change a.txt")
+	reqs := m.Requests()
+	if len(reqs) != 4 {
+		t.Fatalf("%d model requests, want 4", len(reqs))
+	}
+	for _, call := range []llm.CallID{"c2", "c3"} {
+		if got := toolResultText(reqs[3], call); !strings.Contains(got, "the editor did not write the file") || !strings.Contains(got, "read-only") {
+			t.Errorf("%s result = %q; want the editor's refusal", call, got)
+		}
+	}
+	if b, _ := os.ReadFile(a); string(b) != "on disk\n" {
+		t.Errorf("a.txt = %q after a refused edit; want it unchanged", b)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "fresh.txt")); !os.IsNotExist(err) {
+		t.Errorf("fresh.txt after a refused write: %v; want it absent", err)
+	}
+}
+
+// filesEditor connects an editor that serves files to a workspace that
+// holds a.txt, whose path it returns.
+func filesEditor(t *testing.T, m llm.Model, answers ...string) (*harness, string) {
+	dir := t.TempDir()
+	a := filepath.Join(dir, "a.txt")
+	if err := os.WriteFile(a, []byte("on disk\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	h := start(t, m, session.NewMemStore(), dir, answers...)
+	h.caps = sdk.ClientCapabilities{Fs: sdk.FileSystemCapabilities{ReadTextFile: true, WriteTextFile: true}}
+	h.client.ServeFiles()
+	return h, a
+}
+
+// turn opens a session and runs one prompt to the end of its turn.
+func (h *harness) turn(prompt string) {
+	h.t.Helper()
+	ctx := ctxT(h.t)
+	if got := h.prompt(ctx, h.newSession(ctx), prompt); got != sdk.StopReasonEndTurn {
+		h.t.Errorf("stop reason = %q", got)
 	}
 }
 
@@ -140,5 +189,65 @@ func TestCancelInEditorTerminal(t *testing.T) {
 	failed := slices.ContainsFunc(tr, func(l string) bool { return strings.HasPrefix(l, "update c1 failed") })
 	if !failed {
 		t.Errorf("the cancelled call has no failed update; trace:\n%s", strings.Join(tr, "\n"))
+	}
+}
+
+// An editor that offers terminals runs background commands too: the task
+// tools reach them by their ids, and closing the session releases their
+// terminals.
+func TestBackgroundShellInEditorTerminal(t *testing.T) {
+	m := llmtest.NewModel(
+		llmtest.CallTool("c1", "shell", `{"command":"echo started; sleep 0.2; echo finished","run_in_background":true}`),
+		llmtest.CallTool("c2", "task_wait", `{"id":"e1","timeout":20}`),
+		llmtest.CallTool("c3", "task_output", `{"id":"e1"}`),
+		llmtest.CallTool("c4", "shell", `{"command":"sleep 30","run_in_background":true}`),
+		llmtest.CallTool("c5", "task_kill", `{"id":"e2"}`),
+		llmtest.CallTool("c6", "task_output", `{"id":"t1"}`),
+		llmtest.Reply("Both done."),
+	)
+	h := start(t, m, session.NewMemStore(), t.TempDir(), acp.OptionAllowAlways, acp.OptionAllowOnce)
+	h.caps = sdk.ClientCapabilities{Terminal: true}
+	h.client.RunTerminals()
+	ctx := ctxT(t)
+	id := h.newSession(ctx)
+	if got := h.prompt(ctx, id, "run them"); got != sdk.StopReasonEndTurn {
+		t.Errorf("stop reason = %q", got)
+	}
+	reqs := m.Requests()
+	if len(reqs) != 7 {
+		t.Fatalf("%d model requests, want 7", len(reqs))
+	}
+	last := reqs[6]
+	want := map[llm.CallID]string{
+		"c1": `Started background task e1 in the editor's terminal. Check on it with task_output, task_wait or task_kill using id "e1".`,
+		"c2": "Background task e1 (echo started; sleep 0.2; echo finished) exited with code 0.\nNew output:\nstarted\nfinished",
+		"c3": "Background task e1 (echo started; sleep 0.2; echo finished) exited with code 0.\n(no new output)",
+		"c4": `Started background task e2 in the editor's terminal. Check on it with task_output, task_wait or task_kill using id "e2".`,
+		"c5": "Background task e2 (sleep 30) was killed by a signal (signal: killed).\n(no new output)",
+		"c6": `there is no background task "t1" (none are running)`,
+	}
+	for call, w := range want {
+		if got := toolResultText(last, call); got != w {
+			t.Errorf("%s: %q\nwant %q", call, got, w)
+		}
+	}
+	var terms []string
+	for _, line := range h.client.Trace() {
+		if strings.HasPrefix(line, "terminal ") {
+			terms = append(terms, regexp.MustCompile(` \[.*\]$`).ReplaceAllString(line, ""))
+		}
+	}
+	if _, err := h.conn.CloseSession(ctx, sdk.CloseSessionRequest{SessionId: id}); err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range h.client.Trace() {
+		if strings.HasSuffix(line, " released") {
+			terms = append(terms, line)
+		}
+	}
+	wantTerms := []string{"terminal bash -c echo started; sleep 0.2; echo finished", "terminal bash -c sleep 30", "terminal term1 released", "terminal term2 released"}
+	slices.Sort(terms[2:])
+	if diff := cmp.Diff(wantTerms, terms); diff != "" {
+		t.Errorf("terminal requests (-want +got):\n%s", diff)
 	}
 }

@@ -34,9 +34,10 @@
 // on the same session.
 //
 // Where the editor offers files and terminals, AgentRequest.ClientTools
-// gives it its part: shell commands in an editor terminal, reads that also
-// show an unsaved buffer, edits handed to the editor. File access stays
-// with rein's tools and their checks.
+// gives it its part: shell commands in an editor terminal (background ones
+// too, reached by the task tools), reads that also show an unsaved buffer,
+// writes and edits made through the editor (fs.WithFiles). The checks stay
+// with rein's tools.
 //
 // Quick start, in a host:
 //

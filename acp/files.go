@@ -3,28 +3,34 @@ package acp
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"os"
 	"path/filepath"
 
 	sdk "github.com/coder/acp-go-sdk"
 
 	"github.com/reinhq/rein/llm"
 	"github.com/reinhq/rein/tool"
+	"github.com/reinhq/rein/tool/fs"
 	"github.com/reinhq/rein/tool/sandbox"
 )
 
 // ClientTools returns tools with the editor's part in them, where the
 // editor offers it in initialize:
 //
-//   - terminals: the shell tool's foreground commands run in an editor
-//     terminal, shown live beside the tool call (background commands stay
-//     with rein's shell); the command rules of policy are checked first;
+//   - terminals: the shell tool's commands run in an editor terminal,
+//     shown live beside the tool call, background ones too (task_output,
+//     task_wait and task_kill reach those by their ids); the command
+//     rules of policy are checked first;
 //   - fs.readTextFile: read also returns the editor's buffer when it has
 //     unsaved changes, so the model sees what the person sees;
-//   - fs.writeTextFile: after write, edit or multi_edit changed a file,
-//     its new content is handed to the editor.
+//   - fs.writeTextFile: write, edit and multi_edit put the new content
+//     through the editor (fs/write_text_file), so its buffers and undo
+//     history follow; the tools must be those fs.NewTools made.
 //
-// File access itself stays with rein's tools, confined by policy (nil: the
-// session's directory) and keeping their read-before-edit checks. Other
+// The checks stay with rein's tools: paths confined by policy (nil: the
+// session's directory), the read-before-edit record, and the target
+// opened for writing through the policy before the editor is asked. Other
 // tools are returned as they are.
 func (r *AgentRequest) ClientTools(tools []tool.Tool, policy *sandbox.Policy) []tool.Tool {
 	if r.live == nil {
@@ -40,11 +46,14 @@ func (r *AgentRequest) ClientTools(tools []tool.Tool, policy *sandbox.Policy) []
 		switch name := t.Spec().Name; {
 		case name == "shell" && r.Client.Terminal:
 			out[i] = &terminalShell{c}
+		case (name == "task_output" || name == "task_wait" || name == "task_kill") && r.Client.Terminal:
+			out[i] = &taskTool{c}
 		case name == "read" && r.Client.Fs.ReadTextFile:
 			out[i] = &bufferRead{c}
-		case (name == "write" || name == "edit" || name == "multi_edit") && r.Client.Fs.WriteTextFile:
-			out[i] = &bufferWrite{c}
 		}
+	}
+	if r.Client.Fs.WriteTextFile {
+		out = fs.WithFiles(out, &editorFiles{srv: r.srv, l: r.live})
 	}
 	return out
 }
@@ -95,29 +104,17 @@ func (t *bufferRead) Call(ctx context.Context, call *tool.Call) (*tool.Result, e
 	return out, nil
 }
 
-// bufferWrite is one of rein's editing tools whose result the editor is
-// handed: after the tool changed the file on disk (with its checks), the
-// new content goes to the editor with fs/write_text_file, so an open
-// buffer shows it and the editor can track the change.
-type bufferWrite struct{ clientTool }
+// editorFiles writes files through the editor: fs/write_text_file.
+type editorFiles struct {
+	srv *Server
+	l   *live
+}
 
-func (t *bufferWrite) Call(ctx context.Context, call *tool.Call) (*tool.Result, error) {
-	res, err := t.inner.Call(ctx, call)
-	if err != nil || res == nil || res.IsError {
-		return res, err
+func (e *editorFiles) WriteFile(ctx context.Context, abs string, data []byte, perm os.FileMode) error {
+	if _, err := e.srv.conn.WriteTextFile(ctx, sdk.WriteTextFileRequest{SessionId: e.l.id, Path: abs, Content: string(data)}); err != nil {
+		return fmt.Errorf("the editor did not write the file (%w); try again, or ask the user to check the editor", err)
 	}
-	abs := callPath(call.Args, t.l.cwd)
-	if abs == "" {
-		return res, nil
-	}
-	b, rerr := t.policy.ReadFile(abs, nil, maxDiffBytes)
-	if rerr != nil {
-		return res, nil
-	}
-	if _, werr := t.srv.conn.WriteTextFile(context.WithoutCancel(ctx), sdk.WriteTextFileRequest{SessionId: t.l.id, Path: abs, Content: string(b)}); werr != nil {
-		t.srv.log.Warn("acp: hand an edit to the editor", "path", abs, "err", werr)
-	}
-	return res, nil
+	return nil
 }
 
 // callPath is the absolute path a file tool's call names, or "".

@@ -114,6 +114,7 @@ type live struct {
 	mcps     []mcp.ServerConfig
 	approver tool.Approver
 	tr       *translator
+	tasks    editorTasks // background commands in editor terminals
 
 	mu   sync.Mutex
 	h    *Handle // replaced when the model changes
@@ -133,6 +134,16 @@ func (l *live) setHandle(h *Handle) {
 }
 
 func (l *live) model() string { return l.handle().Model }
+
+// closeTasks ends the session's background commands in editor terminals,
+// waiting a little at most for an editor that stopped answering. It is for
+// session/close: an editor that disconnects keeps its terminals, and rein
+// writes it nothing more.
+func (l *live) closeTasks() {
+	ctx, cancel := context.WithTimeout(context.Background(), answerWait)
+	defer cancel()
+	l.tasks.close(ctx)
+}
 
 // claim marks the session busy; false when it already is.
 func (l *live) claim() bool {
@@ -338,6 +349,7 @@ func (s *Server) open(ctx context.Context, id session.ID, cwd string, servers []
 	}
 	defer s.work.Done()
 	l := &live{cwd: filepath.Clean(cwd), mcps: mcps}
+	l.tasks.srv, l.tasks.l = s, l
 	l.approver = tool.ApproverFunc(func(ctx context.Context, req *tool.ApprovalRequest) (tool.Approval, error) {
 		return s.approve(ctx, l, req)
 	})
@@ -388,6 +400,7 @@ func (s *Server) CloseSession(ctx context.Context, p sdk.CloseSessionRequest) (s
 	s.mu.Lock()
 	delete(s.sessions, p.SessionId)
 	s.mu.Unlock()
+	l.closeTasks()
 	if err := l.handle().close(); err != nil {
 		return sdk.CloseSessionResponse{}, internalError("close session %s: %v", p.SessionId, err)
 	}

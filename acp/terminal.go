@@ -12,6 +12,7 @@ import (
 	sdk "github.com/coder/acp-go-sdk"
 
 	"github.com/reinhq/rein/tool"
+	"github.com/reinhq/rein/tool/exec"
 	"github.com/reinhq/rein/tool/sandbox"
 )
 
@@ -31,7 +32,7 @@ func (t *terminalShell) Call(ctx context.Context, call *tool.Call) (*tool.Result
 		Timeout    float64 `json:"timeout"`
 		Background bool    `json:"run_in_background"`
 	}
-	if err := json.Unmarshal(call.Args, &in); err != nil || in.Background {
+	if err := json.Unmarshal(call.Args, &in); err != nil {
 		return t.inner.Call(ctx, call)
 	}
 	if err := t.policy.Commands.Check(in.Command); err != nil {
@@ -41,38 +42,51 @@ func (t *terminalShell) Call(ctx context.Context, call *tool.Call) (*tool.Result
 		}
 		return tool.Errorf("%v", err), nil
 	}
+	term, err := t.open(ctx, call, in.Command)
+	if err != nil {
+		return nil, err
+	}
+	if in.Background {
+		return t.l.tasks.start(term, in.Command), nil
+	}
 	limit := terminalTimeout
 	if in.Timeout > 0 {
 		limit = min(time.Duration(in.Timeout*float64(time.Second)), terminalMaxTimeout)
 	}
 	conn, sid := t.srv.conn, t.l.id
-	term, err := conn.CreateTerminal(ctx, sdk.CreateTerminalRequest{
-		SessionId: sid, Command: "bash", Args: []string{"-c", in.Command},
-		Cwd: sdk.Ptr(t.l.cwd), Env: blankSecrets(os.Environ()), OutputByteLimit: sdk.Ptr(terminalOutput),
-	})
-	if err != nil {
-		return nil, fmt.Errorf("acp: the editor could not open a terminal: %w", err)
-	}
 	// Release and kill on a context of their own: they must reach the
 	// editor after a cancel too.
 	bg := context.WithoutCancel(ctx)
-	defer conn.ReleaseTerminal(bg, sdk.ReleaseTerminalRequest{SessionId: sid, TerminalId: term.TerminalId})
-	t.srv.send(sid, sdk.UpdateToolCall(sdk.ToolCallId(call.ID), sdk.WithUpdateContent([]sdk.ToolCallContent{sdk.ToolTerminalRef(term.TerminalId)})))
+	defer conn.ReleaseTerminal(bg, sdk.ReleaseTerminalRequest{SessionId: sid, TerminalId: term})
 	began := time.Now()
 	wctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
-	exit, werr := conn.WaitForTerminalExit(wctx, sdk.WaitForTerminalExitRequest{SessionId: sid, TerminalId: term.TerminalId})
+	exit, werr := conn.WaitForTerminalExit(wctx, sdk.WaitForTerminalExitRequest{SessionId: sid, TerminalId: term})
 	if werr != nil {
-		conn.KillTerminal(bg, sdk.KillTerminalRequest{SessionId: sid, TerminalId: term.TerminalId})
+		conn.KillTerminal(bg, sdk.KillTerminalRequest{SessionId: sid, TerminalId: term})
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
 	}
-	out, oerr := conn.TerminalOutput(bg, sdk.TerminalOutputRequest{SessionId: sid, TerminalId: term.TerminalId})
+	out, oerr := conn.TerminalOutput(bg, sdk.TerminalOutputRequest{SessionId: sid, TerminalId: term})
 	if oerr != nil {
 		return nil, fmt.Errorf("acp: read the editor terminal's output: %w", oerr)
 	}
 	return terminalResult(out, exit, werr, limit, time.Since(began)), nil
+}
+
+// open starts command in an editor terminal, shown beside call, and
+// returns the terminal's id.
+func (t *terminalShell) open(ctx context.Context, call *tool.Call, command string) (string, error) {
+	term, err := t.srv.conn.CreateTerminal(ctx, sdk.CreateTerminalRequest{
+		SessionId: t.l.id, Command: "bash", Args: []string{"-c", command},
+		Cwd: sdk.Ptr(t.l.cwd), Env: blankSecrets(os.Environ()), OutputByteLimit: sdk.Ptr(terminalOutput),
+	})
+	if err != nil {
+		return "", fmt.Errorf("acp: the editor could not open a terminal: %w", err)
+	}
+	t.srv.send(t.l.id, sdk.UpdateToolCall(sdk.ToolCallId(call.ID), sdk.WithUpdateContent([]sdk.ToolCallContent{sdk.ToolTerminalRef(term.TerminalId)})))
+	return term.TerminalId, nil
 }
 
 // terminalResult words a finished command as rein's shell does: the
@@ -109,19 +123,14 @@ func terminalResult(out sdk.TerminalOutputResponse, exit sdk.WaitForTerminalExit
 }
 
 // blankSecrets returns empty values for the variables of env whose names
-// look like secrets (rein's shell's rule: KEY, TOKEN, SECRET, PASSWORD,
-// PASSWD, CREDENTIAL, PRIVATE), so a command in the editor's terminal does
-// not see the keys the editor handed rein.
+// look like credentials (exec.CredentialName, the rule rein's shell
+// withholds by), so a command in the editor's terminal does not see the
+// keys the editor handed rein.
 func blankSecrets(env []string) []sdk.EnvVariable {
 	var out []sdk.EnvVariable
 	for _, kv := range env {
-		name, _, _ := strings.Cut(kv, "=")
-		up := strings.ToUpper(name)
-		for _, w := range []string{"KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "PRIVATE"} {
-			if strings.Contains(up, w) {
-				out = append(out, sdk.EnvVariable{Name: name, Value: ""})
-				break
-			}
+		if name, _, _ := strings.Cut(kv, "="); exec.CredentialName(name) {
+			out = append(out, sdk.EnvVariable{Name: name, Value: ""})
 		}
 	}
 	return out

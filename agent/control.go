@@ -36,6 +36,7 @@ type control struct {
 	kick        chan struct{}              // wakes a batch waiting for its calls
 	mu          *sync.Mutex                // the agent's
 	suspend     atomic.Pointer[suspension] // set by Suspend
+	charged     charges                    // completions made on the run's behalf (Charge, Decide)
 }
 
 func newControl(cancel context.CancelCauseFunc, mu *sync.Mutex) *control {

@@ -68,6 +68,15 @@
 // they subscribe to: assistant.chunk deltas, tool.progress,
 // compaction.progress.
 //
+// Typed decisions (decide.go): Decide asks a model — Options.Decider, a
+// small cheap one, or the request's own — for the probability that a
+// predicate holds, a choice among named options or a score on a range,
+// with structured output. The answer is validated, an invalid one asked
+// again once, and the decision is recorded as a session.Decision event
+// with its answer, attempts, usage and cost. It never fails the run:
+// every failure is a *DecideError wrapping ErrUndecided. A tool decides
+// with the package function Decide and its call's context.
+//
 // Subagents (kin.go, spawn.go, spawntool.go, rollup.go): Spawn, from a
 // tool or hook of a run, or the model-facing SpawnTool, runs a child
 // agent over the same store in a session of its own — empty, or a fork

@@ -92,6 +92,9 @@ type Options struct {
 	// Subagents configures spawning children (see Spawn); nil uses the
 	// defaults of SubagentOptions.
 	Subagents *SubagentOptions
+	// Decider is the model Decide asks when a request names none; nil
+	// means the primary model. A small, cheap model usually serves.
+	Decider *Target
 	// Approver decides calls an approval handler answered with Ask, and,
 	// when set, every call of a tool that is not read-only that no handler
 	// decided. Nil means an Ask is denied and other calls are allowed.

@@ -180,7 +180,7 @@ func (b *batch) approve(s *callState, spec *tool.Spec) (string, string) {
 		if asked {
 			reason = ask.Reason
 		}
-		return b.askApprover(s, spec, reason)
+		return b.askApprover(s, spec, reason, asked)
 	}
 	if dn, ok := d.(*hook.Deny); ok {
 		if dn.Reason == "" {
@@ -192,15 +192,16 @@ func (b *batch) approve(s *callState, spec *tool.Spec) (string, string) {
 }
 
 // askApprover asks the agent's approver about a call and records its
-// answer; with no approver, the call is denied.
-func (b *batch) askApprover(s *callState, spec *tool.Spec, reason string) (string, string) {
+// answer; with no approver, the call is denied. hookAsked says a handler
+// answered Ask, which the approver must put to someone.
+func (b *batch) askApprover(s *callState, spec *tool.Spec, reason string, hookAsked bool) (string, string) {
 	ap := b.x.approver
 	if ap == nil {
 		return "approval required, and no approver is configured", CodeApprovalDenied
 	}
 	subj := tool.SubjectOf(s.entry.t, s.args)
 	areq := &tool.ApprovalRequest{Session: string(b.run.scope().Session), CallID: s.call.ID, Tool: s.call.Name, Args: s.args,
-		Annotations: spec.Annotations, Command: subj.Command, Path: subj.Path, Reason: reason}
+		Annotations: spec.Annotations, Command: subj.Command, Path: subj.Path, Reason: reason, HookAsked: hookAsked}
 	ans, err := ap.Approve(b.ctx, areq)
 	if err != nil {
 		return "the approver failed: " + err.Error(), CodeApprovalDenied

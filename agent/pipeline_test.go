@@ -446,3 +446,37 @@ func TestProgressReachesTheHost(t *testing.T) {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
 }
+
+// TestHookAskReachesTheApproverAsAsked: a call an approval handler
+// answered Ask reaches the approver flagged HookAsked, so a policy that
+// allows by default still puts it to someone — here no one, so it is
+// refused — while a call no handler asked about is allowed.
+func TestHookAskReachesTheApproverAsAsked(t *testing.T) {
+	hs := new(hook.Set).Approval("guard", func(_ context.Context, in *hook.ToolInput) (hook.ApprovalDecision, error) {
+		if strings.Contains(string(in.Call.Args), "push") {
+			return &hook.Ask{Reason: "pushing needs a person"}, nil
+		}
+		return nil, nil
+	})
+	var flagged []bool
+	policy := tool.NewPolicy(&tool.PolicyOptions{Default: tool.Allow})
+	ap := approver(func(ctx context.Context, req *tool.ApprovalRequest) (tool.Approval, error) {
+		flagged = append(flagged, req.HookAsked)
+		return policy.Approve(ctx, req)
+	})
+	h := newHarness(t, &agent.Options{Hooks: hs, Approver: ap, Tools: []tool.Tool{echoTool()}},
+		llmtest.CallTools(call("c1", "echo", `{"text":"push"}`), call("c2", "echo", `{"text":"fine"}`)), llmtest.Reply("ok"))
+	h.run("go")
+	rs := results(h.events())
+	if got := resultText(rs["c1"]); !strings.Contains(got, "pushing needs a person") || !strings.Contains(got, "no approver") {
+		t.Errorf("asked call = %q, want a refusal naming the hook's reason", got)
+	}
+	if got := resultText(rs["c2"]); got != "fine" {
+		t.Errorf("call no hook asked about = %q, want it run", got)
+	}
+	// echo is read-only: only the call the hook asked about reaches the
+	// approver.
+	if diff := cmp.Diff([]bool{true}, flagged); diff != "" {
+		t.Errorf("HookAsked of the approver's requests (-want +got):\n%s", diff)
+	}
+}

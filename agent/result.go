@@ -43,7 +43,8 @@ type Result struct {
 	ByModel map[string]ModelUsage
 	// Children are the children the run spawned, each with its usage and
 	// cost (theirs included); Total is the run's usage and cost with
-	// every child's included, by model.
+	// every child's included, and what was charged to the run (its
+	// decisions, Agent.Charge), by model.
 	Children []ChildUsage
 	Total    Totals
 	// TTFT is the time from the run's start to the first streamed chunk.
@@ -82,6 +83,7 @@ func (r *runState) result(reason session.EndReason, cause string) *Result {
 	}
 	res.Children = r.kids.list()
 	res.Total = totalOf(res.Usage, res.Cost, res.ByModel, res.Children)
+	r.ctl.charged.addTo(&res.Total)
 	return res
 }
 

@@ -92,10 +92,13 @@ func (c *children) spent() (llm.Usage, float64) {
 }
 
 // spentMeter is the run's meter with its finished children's usage and
-// cost added: what the run's budgets are checked against.
+// cost, and its charges, added: what the run's budgets are checked against.
 func (r *runState) spentMeter() *meter {
 	m := r.meter
 	u, cost := r.kids.spent()
+	m.usage.Add(u)
+	m.cost += cost
+	u, cost = r.ctl.charged.spent()
 	m.usage.Add(u)
 	m.cost += cost
 	return &m

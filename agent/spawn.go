@@ -319,22 +319,7 @@ func (a *Agent) recordChild(r *runState, end *session.SubagentEnd, left []io.Clo
 		}
 		ps = append(ps, h)
 	}
-	a.mu.Lock()
-	live := a.ctl == r.ctl
-	idle := a.ctl == nil
-	a.mu.Unlock()
-	switch {
-	case live:
-		for _, p := range ps {
-			r.emit(p)
-		}
-	case idle:
-		if err := a.w.record(r.wctx, session.TriggerSubagent, ps...); err != nil {
-			a.log.Error("the end of a subagent that outlived its run was not recorded", "child", end.ChildSession, "err", err)
-		}
-	default:
-		a.log.Warn("a subagent ended after its run while another run is in flight; its end is only in its own log", "child", end.ChildSession)
-	}
+	a.recordIn(r.wctx, r, session.TriggerSubagent, ps...)
 }
 
 func resourceName(c io.Closer) string {

@@ -54,7 +54,15 @@ func (s *server) callOnce(ctx context.Context, remote, session string, args json
 	if len(bytes.TrimSpace(args)) == 0 || string(args) == "null" {
 		args = json.RawMessage(`{}`)
 	}
-	r, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: remote, Arguments: args})
+	ctx, span := s.startCallSpan(ctx, remote, cs)
+	start := time.Now()
+	r, err := cs.CallTool(ctx, &sdk.CallToolParams{Meta: traceMeta(ctx), Name: remote, Arguments: args})
+	var res *tool.Result
+	if err == nil {
+		res = resultOf(r)
+	}
+	s.measureCall(ctx, remote, time.Since(start), err, res)
+	endCallSpan(span, res, err)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, fmt.Errorf("mcp: %s on server %q: %w", remote, s.cfg.Name, context.Cause(ctx))
@@ -67,5 +75,5 @@ func (s *server) callOnce(ctx context.Context, remote, session string, args json
 		}
 		return nil, fmt.Errorf("mcp: %s on server %q: %w", remote, s.cfg.Name, err)
 	}
-	return resultOf(r), nil
+	return res, nil
 }

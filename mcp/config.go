@@ -12,6 +12,8 @@ import (
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/reinhq/rein/tool"
 )
@@ -178,6 +180,14 @@ type Options struct {
 	// Logger receives diagnostics (and servers' stderr at debug level);
 	// nil discards them.
 	Logger *slog.Logger
+	// TracerProvider, when set, traces every tools/call as a client span
+	// of the MCP semantic conventions. Whether or not it is set, a call
+	// whose context carries a span sends that trace context to the server
+	// (params._meta traceparent, and the HTTP traceparent header).
+	TracerProvider trace.TracerProvider
+	// MeterProvider, when set, records each tools/call's duration as
+	// mcp.client.operation.duration (s).
+	MeterProvider metric.MeterProvider
 }
 
 // transport reports the transport a config selects.

@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"slices"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/reinhq/rein/hook"
 )
 
@@ -93,8 +95,9 @@ func (m *Manager) sessionHeaders(ctx context.Context, s *server, session string)
 // request's context.
 type headersKey struct{}
 
-// headerTransport adds a connection's headers, and the session's headers
-// found in the request's context, to every request.
+// headerTransport adds a connection's headers, the session's headers
+// found in the request's context, and the trace context of the request's
+// span, to every request.
 type headerTransport struct {
 	base    http.RoundTripper
 	headers http.Header
@@ -103,7 +106,8 @@ type headerTransport struct {
 
 func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	extra, _ := req.Context().Value(headersKey{}).(http.Header)
-	if len(t.headers) == 0 && len(extra) == 0 {
+	traced := trace.SpanContextFromContext(req.Context()).IsValid()
+	if len(t.headers) == 0 && len(extra) == 0 && !traced {
 		return t.base.RoundTrip(req)
 	}
 	r := req.Clone(req.Context())
@@ -112,6 +116,9 @@ func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	for k, vs := range extra {
 		r.Header[http.CanonicalHeaderKey(k)] = vs
+	}
+	if traced {
+		injectTrace(r.Context(), r.Header)
 	}
 	return t.base.RoundTrip(r)
 }

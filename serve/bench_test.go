@@ -16,7 +16,9 @@ import (
 
 // BenchmarkTurnWithSSEClients times a 50-step turn (scripted model, no-op
 // tool, memory store) driven through the API while clients stream the
-// session: none, 200 that read every event, and 200 that never read; with
+// session: none, 200 that read every event (writes gathered over the
+// default flush interval, or each event written as it comes), and 200
+// that never read; with
 // a model that answers at once (the clients' work competes with the run
 // for the CPU) and one that takes 5ms a step. cpu-µs/step is the whole
 // process's CPU time (server, run and the in-process clients), which a
@@ -27,14 +29,17 @@ func BenchmarkTurnWithSSEClients(b *testing.B) {
 		clients int
 		read    bool
 		delay   time.Duration
+		flush   time.Duration // serve.Options.FlushInterval
 	}
 	var cases []bench
 	for _, d := range []time.Duration{0, 5 * time.Millisecond} {
-		cases = append(cases, bench{"clients=0", 0, true, d}, bench{"clients=200/reading", 200, true, d}, bench{"clients=200/stalled", 200, false, d})
+		cases = append(cases, bench{"clients=0", 0, true, d, 0}, bench{"clients=200/reading", 200, true, d, 0},
+			bench{"clients=200/reading/flush=each", 200, true, d, -1}, bench{"clients=200/stalled", 200, false, d, 0})
 	}
 	for _, bc := range cases {
 		b.Run(fmt.Sprintf("model=%v/%s", bc.delay, bc.name), func(b *testing.B) {
 			fo, _ := longRun(50, 0)
+			fo.flush = bc.flush
 			f := newFixture(b, fo)
 			var total, cpu time.Duration
 			for b.Loop() {

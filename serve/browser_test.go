@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -14,8 +15,10 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/reinhq/rein/agent"
 	"github.com/reinhq/rein/llm"
 	"github.com/reinhq/rein/llm/llmtest"
+	"github.com/reinhq/rein/session"
 	"github.com/reinhq/rein/tool"
 )
 
@@ -292,4 +295,79 @@ func TestBrowserSteerAndCancel(t *testing.T) {
 		t.Errorf("turn end shown as %q, want aborted by the user", got)
 	}
 	f.waitIdle(id)
+}
+
+// TestBrowserSubagents: a turn that spawns a subagent shows the child
+// under the spawn call's card, with its state, usage and answer; its
+// activity streams into the card; the sessions list nests it under its
+// parent; its link opens its own view, which links back to the parent.
+func TestBrowserSubagents(t *testing.T) {
+	ctx := newBrowser(t)
+	b := newBlocker()
+	f := newFixture(t, &fixtureOptions{tools: []tool.Tool{agent.SpawnTool(nil), b.tool()}},
+		llmtest.CallTool("s1", agent.SpawnToolName, `{"task":"Count the files in the workspace.","label":"counter"}`),
+		llmtest.CallTool("w1", "wait", `{}`).WithUsage(llm.Usage{Input: 200, Output: 6}),
+		llmtest.Reply("There are **3** files.").WithUsage(llm.Usage{Input: 300, Output: 12}),
+		llmtest.Reply("The counter found 3 files."),
+	)
+	id := f.create("")
+	br := &browser{t: t, ctx: ctx}
+	type css = chromedp.CSS
+	const child = `.card[data-call-id="s1"] .subagent`
+	br.do("start a turn that spawns a subagent and see it end",
+		chromedp.Navigate(f.ts.URL+"/#token="+testToken),
+		chromedp.WaitVisible(css(`#sessions li a`)),
+		chromedp.Click(css(`#sessions li a`)),
+		poll(`document.getElementById('conn').textContent === 'live'`),
+		chromedp.SendKeys(css(`#input`), "How many files?"),
+		chromedp.Click(css(`#send`)),
+		chromedp.WaitVisible(css(child+`[data-status="running"]`)),
+	)
+	<-b.started
+	br.do("follow the running child's activity live",
+		chromedp.Click(css(child+` .activity summary`)),
+		poll(`[...document.querySelectorAll('`+child+` .lines .line')].map(e => e.textContent).join('|') === 'task: Count the files in the workspace.|→ wait'`),
+	)
+	close(b.release)
+	br.do("see the child end, and its activity with it",
+		chromedp.WaitVisible(css(child+`[data-status="completed"]`)),
+		chromedp.WaitVisible(css(`.sep.end.completed`)),
+		poll(`[...document.querySelectorAll('`+child+` .lines .line')].map(e => e.textContent).join('|') === 'task: Count the files in the workspace.|→ wait|✓ wait|There are **3** files.|ended completed'`),
+	)
+	if got := br.text(child + ` .name`); got != "counter" {
+		t.Errorf("subagent shown as %q, want its label counter", got)
+	}
+	if got := br.text(child + ` .answer`); !strings.Contains(got, "There are 3 files.") {
+		t.Errorf("subagent answer %q, want the child's answer", got)
+	}
+	if got := br.text(child + ` .numbers`); !strings.Contains(got, "2 steps · 500 in · 18 out") {
+		t.Errorf("subagent numbers %q, want its step and tokens", got)
+	}
+	f.waitIdle(id)
+	var kid session.ID
+	for ev := range slices.Values(f.events(id)) {
+		if s, ok := ev.Data.(*session.SubagentStart); ok {
+			kid = s.ChildSession
+		}
+	}
+	if kid == "" {
+		t.Fatal("the run recorded no subagent.start")
+	}
+	if got, _ := chromedp.Run(ctx, chromedp.AttributeValue(css(child), "data-child")); got.Value != string(kid) {
+		t.Errorf("the card links child %q, want %q", got.Value, kid)
+	}
+	br.do("see the child nested under its parent in the sessions list",
+		poll(`!!document.querySelector('#sessions li[data-session="`+string(id)+`"] ul.kids li[data-session="`+string(kid)+`"]')`),
+	)
+	saveShot(t, ctx, "subagent-view.png")
+	br.do("open the child's own view, and go back to the parent from it",
+		chromedp.Click(css(child+` .open`)),
+		chromedp.WaitVisible(css(`#children a.parent`)),
+		poll(`[...document.querySelectorAll('.msg.assistant .body')].some(e => e.textContent.includes('There are 3 files.'))`),
+		chromedp.Click(css(`#children a.parent`)),
+		chromedp.WaitVisible(css(child+`[data-status="completed"]`)),
+	)
+	if n := br.eval(`document.querySelectorAll('.subagent').length`); n != 1 {
+		t.Errorf("%d subagent cards after coming back, want 1", n)
+	}
 }

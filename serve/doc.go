@@ -13,10 +13,15 @@
 // sent without an id and never written. The same events come as NDJSON
 // with ?format=ndjson&after=SEQ.
 //
-// Persisted events reach every client through the store (session.Follow),
-// each client at its own pace; transient ones are encoded once and handed
-// to each client without blocking. So a slow or vanished client never
-// stalls a run, and many sessions run at once.
+// Each session's stream has one feed for all its clients: it reads what
+// the run appended to the store, encodes each event once, and puts the
+// transient events the run hands it in their place among them. Clients
+// copy frames at their own pace, woken at most once per
+// Options.FlushInterval, writing what gathered in one go; a client behind
+// the frames kept reads the store itself. So a slow or vanished client
+// never stalls a run, many clients cost the run little, and many sessions
+// run at once. A session's agent is closed after Options.IdleTimeout
+// without a turn and built again when a request needs it.
 //
 // Every API request carries the bearer token of Options.Token. Agents come
 // from Options.NewAgent, which the host writes (the CLI builds them from

@@ -14,54 +14,34 @@ import (
 	"github.com/reinhq/rein/session"
 )
 
-// subBuffer is how many transient events wait for one slow client before
-// the newest are dropped for it. Deltas are never the only copy: the
-// assistant.message that follows them holds the whole text.
-const subBuffer = 256
-
-// transient is a transient event, encoded once for every client, with the
-// last seq written before it, so a client that is still catching up on
-// the log receives it after the events it follows.
-type transient struct {
-	data  []byte
-	after int64
-}
-
-// sub is one client's subscription to transient events.
-type sub struct {
-	ch chan transient
-}
-
-// publish hands b to every subscriber without blocking.
+// publish hands a transient event to the session's stream, encoded once
+// for every client, after the last event the turn has written; without a
+// stream nobody is listening. It never waits.
 func (l *live) publish(b []byte) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	t := transient{data: b, after: l.last}
-	for s := range l.subs {
-		select {
-		case s.ch <- t:
-		default:
-		}
+	if l.feed != nil {
+		l.feed.publish(dataFrame(b), l.last)
 	}
 }
 
-// subscribe registers a client; the calls already waiting for approval are
-// its first transient events.
-func (l *live) subscribe() (*sub, func()) {
-	s := &sub{ch: make(chan transient, subBuffer)}
+// subscribe joins a client that has the events up to sent to the
+// session's stream. intro holds the calls already waiting for approval,
+// to send once the client has the events up to introAt.
+// f is nil when l was evicted meanwhile: take a new entry.
+func (l *live) subscribe(sent int64) (f *feed, c *feedCursor, intro [][]byte, introAt int64) {
 	l.mu.Lock()
-	l.subs[s] = struct{}{}
+	defer l.mu.Unlock()
+	if l.evicted {
+		return nil, nil, nil, 0
+	}
 	for _, p := range l.pending {
-		if b, err := json.Marshal(approvalEvent(l.id, p)); err == nil && len(s.ch) < cap(s.ch) {
-			s.ch <- transient{data: b, after: l.last}
+		if b, err := json.Marshal(approvalEvent(l.id, p)); err == nil {
+			intro = append(intro, dataFrame(b))
 		}
 	}
-	l.mu.Unlock()
-	return s, func() {
-		l.mu.Lock()
-		delete(l.subs, s)
-		l.mu.Unlock()
-	}
+	f = l.startFeed()
+	return f, f.join(sent), intro, l.last
 }
 
 // events serves GET …/events: Server-Sent Events unless NDJSON is asked
@@ -138,55 +118,51 @@ func (s *Server) follow(ctx context.Context, id session.ID, after int64) (evs <-
 // id: SEQ so a reconnecting client resumes exactly after the last one it
 // saw, and transient events (deltas, approval requests) without an id.
 // A client behind the session's feed reads the store itself until it has
-// caught up, then copies the feed's frames.
+// caught up, then copies the feed's frames: whatever gathered since its
+// last wake, in one write.
 func (s *Server) streamSSE(w http.ResponseWriter, r *http.Request, id session.ID, after int64) {
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
 	stop := context.AfterFunc(s.ctx, cancel)
 	defer stop()
-	l, err := s.entry(id)
-	if err != nil {
-		writeError(w, http.StatusServiceUnavailable, "shutting_down", "the server is shutting down; reconnect to its next start")
-		return
+	var l *live
+	var fd *feed
+	var cur *feedCursor
+	var intro [][]byte
+	var introAt int64
+	for fd == nil {
+		var err error
+		if l, err = s.entry(id); err != nil {
+			writeError(w, http.StatusServiceUnavailable, "shutting_down", "the server is shutting down; reconnect to its next start")
+			return
+		}
+		fd, cur, intro, introAt = l.subscribe(after)
 	}
-	sb, unsub := l.subscribe()
-	defer unsub()
-	fd := l.startFeed(ctx)
+	defer func() {
+		if fd.leave() {
+			l.idle()
+		}
+	}()
 
 	sw := s.startSSE(w, id)
 	tick := time.NewTicker(s.opts.Heartbeat)
 	defer tick.Stop()
-	var held []transient
-	sent := after
-	take := func(t transient) {
-		if t.after <= sent {
-			sw.data(t.data)
-		} else if len(held) < subBuffer {
-			held = append(held, t)
-		}
-	}
 	for sw.err == nil {
-		// Transient events published before the frames about to be
-		// written go first: a delta is published before the message that
-		// holds it is appended.
-		for len(sb.ch) > 0 {
-			take(<-sb.ch)
-		}
-		frames, last, behind, first, wake, ferr := fd.since(sent)
+		behind, floor, wake, ferr := fd.next(cur)
 		if behind {
-			sent = s.replay(ctx, sw, id, sent, first-1)
-			held = releaseHeld(sw, held, sent)
+			cur.sent = s.replay(ctx, sw, id, cur.sent, floor)
 			sw.flush()
 			continue
 		}
-		for _, b := range frames {
+		if intro != nil && cur.sent >= introAt {
+			cur.out = append(intro, cur.out...)
+			intro = nil
+		}
+		for _, b := range cur.out {
 			sw.raw(b)
 		}
-		if len(frames) > 0 {
-			sent = last
-			held = releaseHeld(sw, held, sent)
+		if len(cur.out) > 0 {
 			sw.flush()
-			continue
 		}
 		if ferr != nil {
 			if !errors.Is(ferr, session.ErrNotFound) {
@@ -195,16 +171,8 @@ func (s *Server) streamSSE(w http.ResponseWriter, r *http.Request, id session.ID
 			}
 			return
 		}
-		if sw.w.Buffered() > 0 {
-			sw.flush()
-		}
 		select {
 		case <-wake:
-		case t := <-sb.ch:
-			take(t)
-			if len(sb.ch) == 0 {
-				sw.flush()
-			}
 		case <-tick.C:
 			sw.comment("ping")
 			sw.flush()
@@ -221,6 +189,10 @@ func (s *Server) startSSE(w http.ResponseWriter, id session.ID) *sseWriter {
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-store")
 	h.Set("X-Accel-Buffering", "no")
+	// Over HTTP/1.1, no chunked encoding: the stream ends when the
+	// connection does, as the SSE recommendation suggests, and each
+	// flush is one write to the socket rather than a chunk's three.
+	h.Set("Transfer-Encoding", "identity")
 	w.WriteHeader(http.StatusOK)
 	sw := &sseWriter{w: bufio.NewWriterSize(w, 32<<10), rc: http.NewResponseController(w), timeout: s.opts.WriteTimeout}
 	sw.comment("rein " + string(id))
@@ -248,21 +220,6 @@ func (s *Server) replay(ctx context.Context, sw *sseWriter, id session.ID, seq, 
 	return seq
 }
 
-// releaseHeld sends the held transient events whose place has been
-// reached.
-func releaseHeld(sw *sseWriter, held []transient, sent int64) []transient {
-	n := 0
-	for _, t := range held {
-		if t.after <= sent {
-			sw.data(t.data)
-			continue
-		}
-		held[n] = t
-		n++
-	}
-	return held[:n]
-}
-
 // sseWriter writes Server-Sent Events; the first error sticks.
 type sseWriter struct {
 	w       *bufio.Writer
@@ -285,16 +242,6 @@ func (sw *sseWriter) raw(b []byte) {
 	if sw.err == nil {
 		_, sw.err = sw.w.Write(b)
 	}
-}
-
-// data writes a transient event: no id, so the client's last event id
-// stays the last persisted seq.
-func (sw *sseWriter) data(b []byte) {
-	if sw.err != nil {
-		return
-	}
-	sw.buf = append(append(append(sw.buf[:0], "data: "...), b...), "\n\n"...)
-	_, sw.err = sw.w.Write(sw.buf)
 }
 
 func (sw *sseWriter) comment(s string) {

@@ -11,6 +11,7 @@ import (
 	"net/http/httptest"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -41,6 +42,9 @@ type fixtureOptions struct {
 	tools    []tool.Tool
 	markdown bool
 	wrap     func(llm.Model) llm.Model // wraps the scripted model
+	flush    time.Duration             // serve.Options.FlushInterval
+	idle     time.Duration             // serve.Options.IdleTimeout
+	closed   *atomic.Int32             // counts the agents closed, if set
 }
 
 func newFixture(t testing.TB, fo *fixtureOptions, entries ...llmtest.Entry) *fixture {
@@ -50,7 +54,7 @@ func newFixture(t testing.TB, fo *fixtureOptions, entries ...llmtest.Entry) *fix
 	}
 	f := &fixture{t: t, store: session.NewMemStore(), model: llmtest.NewModel(entries...), root: t.TempDir()}
 	opts := &serve.Options{
-		Store: f.store, Token: testToken, Root: f.root,
+		Store: f.store, Token: testToken, Root: f.root, FlushInterval: fo.flush, IdleTimeout: fo.idle,
 		NewAgent: func(ctx context.Context, req *serve.SessionRequest) (*serve.Handle, error) {
 			tools := fs.NewTools(&sandbox.Policy{Root: req.Cwd}, nil)
 			tools = append(tools, fo.tools...)
@@ -64,7 +68,10 @@ func newFixture(t testing.TB, fo *fixtureOptions, entries ...llmtest.Entry) *fix
 				Approver: tool.NewPolicy(&tool.PolicyOptions{AllowReadOnly: true, Approver: req.Approver}),
 				Limits:   agent.Limits{MaxSteps: req.MaxSteps},
 			})
-			return &serve.Handle{Agent: a}, err
+			if err != nil || fo.closed == nil {
+				return &serve.Handle{Agent: a}, err
+			}
+			return &serve.Handle{Agent: a, Close: func() error { fo.closed.Add(1); return a.Close() }}, nil
 		},
 	}
 	if fo.markdown {

@@ -38,18 +38,21 @@ type live struct {
 	s  *Server
 	id session.ID
 
-	open sync.Mutex // held while the agent is being built
+	opening sync.Mutex // held while the agent is being built or closed
 
 	mu      sync.Mutex
 	agent   *agent.Agent
 	handle  *Handle
 	gone    bool
+	evicted bool // dropped from the server's entries; take a new one
 	running bool
 	done    chan struct{} // closed when the turn in flight ends
 	last    int64         // last seq the turn in flight has written
 	pending []*pending    // calls waiting for approval, oldest first
-	subs    map[*sub]struct{}
-	feed    *feed // nil until a stream asks
+	feed    *feed         // nil until a stream asks
+
+	idleGen   int         // bumped whenever the session turns busy or idle
+	idleTimer *time.Timer // the eviction armed last
 }
 
 // pending is a call waiting for an answer through the API.
@@ -61,36 +64,91 @@ type pending struct {
 
 // session returns the live session id, building its agent if need be.
 func (s *Server) session(ctx context.Context, id session.ID) (*live, error) {
-	l, err := s.entry(id)
-	if err != nil {
-		return nil, err
+	for {
+		l, err := s.entry(id)
+		if err != nil {
+			return nil, err
+		}
+		if again, err := l.open(ctx); !again {
+			return l, err
+		}
 	}
-	l.open.Lock()
-	defer l.open.Unlock()
+}
+
+// open builds l's agent unless it has one; again when l was evicted
+// meanwhile and the caller must take a new entry.
+func (l *live) open(ctx context.Context) (again bool, err error) {
+	l.opening.Lock()
+	defer l.opening.Unlock()
 	l.mu.Lock()
-	a, gone := l.agent, l.gone
+	a, gone, evicted := l.agent, l.gone, l.evicted
 	l.mu.Unlock()
-	if gone {
-		return nil, errDeleted
+	switch {
+	case evicted:
+		return true, nil
+	case gone:
+		return false, errDeleted
+	case a != nil:
+		return false, nil
 	}
-	if a != nil {
-		return l, nil
-	}
-	info, err := s.opts.Store.Info(ctx, id)
+	s := l.s
+	info, err := s.opts.Store.Info(ctx, l.id)
 	if err != nil {
-		return nil, err
+		return false, err
 	}
 	h, err := s.opts.NewAgent(ctx, s.request(info, l))
 	if err != nil {
-		return nil, err
+		return false, err
 	}
 	if h == nil || h.Agent == nil {
-		return nil, errors.New("serve: NewAgent returned no agent")
+		return false, errors.New("serve: NewAgent returned no agent")
 	}
 	l.mu.Lock()
 	l.agent, l.handle = h.Agent, h
 	l.mu.Unlock()
-	return l, nil
+	l.idle()
+	return false, nil
+}
+
+// idle arms the eviction of l after Options.IdleTimeout: its agent is
+// closed then unless a turn started in between, and the entry goes when
+// no stream follows it either. The session stays in the store; the next
+// request that needs the agent builds it again.
+func (l *live) idle() {
+	d := l.s.opts.IdleTimeout
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.idleGen++
+	if d <= 0 || l.running || l.gone || l.evicted {
+		return
+	}
+	gen := l.idleGen
+	if l.idleTimer != nil {
+		l.idleTimer.Stop()
+	}
+	l.idleTimer = time.AfterFunc(d, func() { l.evict(gen) })
+}
+
+// evict closes l's agent, and drops l when no stream follows it, if l has
+// been idle since the gen-th change.
+func (l *live) evict(gen int) {
+	l.opening.Lock()
+	defer l.opening.Unlock()
+	l.mu.Lock()
+	if gen != l.idleGen || l.running || l.gone {
+		l.mu.Unlock()
+		return
+	}
+	a, h := l.agent, l.handle
+	l.agent, l.handle = nil, nil
+	l.mu.Unlock()
+	l.s.drop(l)
+	if a != nil {
+		l.s.log.Debug("serve: closing an idle session's agent", "session", l.id)
+		if err := h.close(); err != nil {
+			l.s.log.Warn("serve: closing an idle session's agent", "session", l.id, "err", err)
+		}
+	}
 }
 
 // entry returns the live entry of id, made without an agent if need be,
@@ -103,10 +161,32 @@ func (s *Server) entry(id session.ID) (*live, error) {
 	}
 	l := s.live[id]
 	if l == nil {
-		l = &live{s: s, id: id, subs: map[*sub]struct{}{}}
+		l = &live{s: s, id: id}
 		s.live[id] = l
 	}
 	return l, nil
+}
+
+// drop removes l from the entries, unless a stream has joined it
+// meanwhile, and stops its feed.
+func (s *Server) drop(l *live) {
+	s.mu.Lock()
+	l.mu.Lock()
+	f := l.feed
+	if f != nil && !f.idle() {
+		l.mu.Unlock()
+		s.mu.Unlock()
+		return
+	}
+	l.evicted, l.feed = true, nil
+	if s.live[l.id] == l {
+		delete(s.live, l.id)
+	}
+	l.mu.Unlock()
+	s.mu.Unlock()
+	if f != nil {
+		f.close()
+	}
 }
 
 // remove drops the live entry of id after its session was deleted.
@@ -137,12 +217,15 @@ func (s *Server) request(info *session.Info, l *live) *SessionRequest {
 
 // shut cancels the turn in flight and closes the agent.
 func (l *live) shut() error {
-	l.open.Lock()
-	defer l.open.Unlock()
+	l.opening.Lock()
+	defer l.opening.Unlock()
 	l.mu.Lock()
 	a, h, f := l.agent, l.handle, l.feed
 	l.gone = true
 	l.agent, l.handle, l.feed = nil, nil, nil
+	if l.idleTimer != nil {
+		l.idleTimer.Stop()
+	}
 	l.mu.Unlock()
 	if f != nil {
 		f.close()
@@ -162,6 +245,7 @@ func (l *live) begin() (*Handle, bool) {
 		return nil, false
 	}
 	l.running = true
+	l.idleGen++
 	l.done = make(chan struct{})
 	return l.handle, true
 }
@@ -201,6 +285,7 @@ func (l *live) run(a *agent.Agent, req *agent.RunRequest, last int64) {
 	l.running = false
 	close(l.done)
 	l.mu.Unlock()
+	l.idle()
 }
 
 // Approve implements tool.Approver: the call waits until a client answers

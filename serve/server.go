@@ -63,6 +63,18 @@ type Options struct {
 	// WriteTimeout bounds each write to an event stream, so a client that
 	// stopped reading is dropped; zero means 30s.
 	WriteTimeout time.Duration
+	// FlushInterval is the least time between two writes to an event
+	// stream: the events that arrive in between go out together in the
+	// next write, so many clients cost the run little however fast it
+	// writes. Zero means 25ms; negative writes each event as it comes.
+	FlushInterval time.Duration
+	// IdleTimeout is how long a session's agent stays open after its
+	// last turn (or since it was built, or since its last event stream
+	// left) before the server closes it; the session stays in the store
+	// and its agent is built again when a request needs it. Zero means
+	// 30 minutes; negative keeps agents open until the session is
+	// deleted or the server closes.
+	IdleTimeout time.Duration
 	// Logger receives diagnostics; nil discards them.
 	Logger *slog.Logger
 }
@@ -156,6 +168,12 @@ func New(opts *Options) (*Server, error) {
 	}
 	if s.opts.WriteTimeout <= 0 {
 		s.opts.WriteTimeout = 30 * time.Second
+	}
+	if s.opts.IdleTimeout == 0 {
+		s.opts.IdleTimeout = 30 * time.Minute
+	}
+	if s.opts.FlushInterval == 0 {
+		s.opts.FlushInterval = 25 * time.Millisecond
 	}
 	s.ctx, s.stop = context.WithCancel(context.Background())
 	s.mux = http.NewServeMux()

@@ -63,16 +63,22 @@ func (s *Server) liveSession(w http.ResponseWriter, r *http.Request) (*live, boo
 	return l, true
 }
 
+// textRequest reads a body whose text field must not be empty, then
+// resolves {id} to a live session, answering the errors.
+func (s *Server) textRequest(w http.ResponseWriter, r *http.Request, body any, text *string, code, hint string) (*live, bool) {
+	if !decodeBody(w, r, body, false) {
+		return nil, false
+	}
+	if strings.TrimSpace(*text) == "" {
+		writeError(w, http.StatusBadRequest, code, hint)
+		return nil, false
+	}
+	return s.liveSession(w, r)
+}
+
 func (s *Server) startTurn(w http.ResponseWriter, r *http.Request) {
 	var body TurnRequest
-	if !decodeBody(w, r, &body, false) {
-		return
-	}
-	if strings.TrimSpace(body.Prompt) == "" {
-		writeError(w, http.StatusBadRequest, "empty_prompt", `the prompt is empty; send {"prompt": "what to do"}`)
-		return
-	}
-	l, ok := s.liveSession(w, r)
+	l, ok := s.textRequest(w, r, &body, &body.Prompt, "empty_prompt", `the prompt is empty; send {"prompt": "what to do"}`)
 	if !ok {
 		return
 	}
@@ -128,14 +134,7 @@ func (s *Server) followUp(w http.ResponseWriter, r *http.Request) {
 // message delivers a steer or follow-up to the running turn.
 func (s *Server) message(w http.ResponseWriter, r *http.Request, what string, send func(*agent.Agent, ...llm.Part) bool) {
 	var body MessageRequest
-	if !decodeBody(w, r, &body, false) {
-		return
-	}
-	if strings.TrimSpace(body.Message) == "" {
-		writeError(w, http.StatusBadRequest, "empty_message", `the message is empty; send {"message": "…"}`)
-		return
-	}
-	l, ok := s.liveSession(w, r)
+	l, ok := s.textRequest(w, r, &body, &body.Message, "empty_message", `the message is empty; send {"message": "…"}`)
 	if !ok {
 		return
 	}
@@ -147,17 +146,30 @@ func (s *Server) message(w http.ResponseWriter, r *http.Request, what string, se
 	writeJSON(w, http.StatusAccepted, map[string]bool{"queued": true})
 }
 
-func (s *Server) cancel(w http.ResponseWriter, r *http.Request) {
+// cancelRequest reads a cancel's optional reason and finds the running
+// turn's agent, answering the errors.
+func (s *Server) cancelRequest(w http.ResponseWriter, r *http.Request) (*agent.Agent, string, bool) {
 	var body ReasonRequest
 	if !decodeBody(w, r, &body, true) {
-		return
+		return nil, "", false
 	}
 	l, ok := s.liveSession(w, r)
 	if !ok {
-		return
+		return nil, "", false
 	}
 	a, running := l.current()
-	if !running || !a.Cancel(cmp.Or(body.Reason, "user")) {
+	if !running {
+		noTurn(w, "cancel")
+	}
+	return a, body.Reason, running
+}
+
+func (s *Server) cancel(w http.ResponseWriter, r *http.Request) {
+	a, reason, ok := s.cancelRequest(w, r)
+	if !ok {
+		return
+	}
+	if !a.Cancel(cmp.Or(reason, "user")) {
 		noTurn(w, "cancel")
 		return
 	}
@@ -165,21 +177,12 @@ func (s *Server) cancel(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) cancelTool(w http.ResponseWriter, r *http.Request) {
-	var body ReasonRequest
-	if !decodeBody(w, r, &body, true) {
-		return
-	}
-	l, ok := s.liveSession(w, r)
+	a, reason, ok := s.cancelRequest(w, r)
 	if !ok {
 		return
 	}
 	callID := llm.CallID(r.PathValue("call_id"))
-	a, running := l.current()
-	if !running {
-		noTurn(w, "cancel")
-		return
-	}
-	switch err := a.CancelTool(callID, cmp.Or(body.Reason, "cancelled by the user")); {
+	switch err := a.CancelTool(callID, cmp.Or(reason, "cancelled by the user")); {
 	case errors.Is(err, agent.ErrCallFinished):
 		writeError(w, http.StatusConflict, "call_finished", fmt.Sprintf("call %s already has its result; nothing to cancel", callID))
 	case errors.Is(err, agent.ErrIdle):

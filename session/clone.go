@@ -127,6 +127,8 @@ func ClonePayload(p Payload) Payload {
 	case *CompactionProgress:
 		c := *p
 		return &c
+	case *Decision:
+		return cloneDecision(p)
 	}
 	if c, ok := cloneSubagent(p); ok {
 		return c

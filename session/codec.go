@@ -374,6 +374,8 @@ func newPayload(typ string) Payload {
 		return new(ToolProgress)
 	case TypeCompactionProgress:
 		return new(CompactionProgress)
+	case TypeDecision:
+		return new(Decision)
 	}
 	if p := newSubagentPayload(typ); p != nil {
 		return p

@@ -47,7 +47,7 @@ func TestCodecRoundTripEveryPayload(t *testing.T) {
 		session.TypeAssistantMessage, session.TypeToolCall, session.TypeToolResult,
 		session.TypeHookDecision, session.TypeCompaction, session.TypeTodoWrite,
 		session.TypeSessionMeta, session.TypeRepair, session.TypeRetry, session.TypeFallback,
-		session.TypeCacheDrift, session.TypeCacheBreak, session.TypeMCPEvent,
+		session.TypeCacheDrift, session.TypeCacheBreak, session.TypeMCPEvent, session.TypeDecision,
 	} {
 		if !seen[typ] {
 			t.Errorf("AllPayloads has no %s event; the round trip does not cover it", typ)

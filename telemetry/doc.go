@@ -9,9 +9,24 @@
 // span per model request (from step.start to assistant.message, with
 // retries and fallbacks as span events) and an "execute_tool {name}" span
 // per tool call (tool.call to tool.result); compactions and hook
-// decisions are span events. It records the metrics
-// gen_ai.client.token.usage ({token}) and gen_ai.client.operation.duration
-// (s).
+// decisions are span events, and so are typed decisions (agent.Decide,
+// "rein.decision") on the span of the tool call that asked them. A
+// subagent's run is a child span of its parent's run. It records the
+// metrics gen_ai.client.token.usage ({token}),
+// gen_ai.client.operation.duration (s) and
+// gen_ai.client.operation.time_to_first_chunk (s), and puts
+// gen_ai.response.time_to_first_chunk on each chat span — the two names
+// the conventions added after 1.40.0 (in 1.41.0) for a client's streams.
+//
+// Two things the loop tells it as they happen, through middleware that
+// Register adds: when each response's first chunk arrives, and — for
+// each call of an MCP server's tool — the context of its execute_tool
+// span, which the call runs under (it waits at most 50ms for the observer
+// to reach the call). An MCP client (package mcp, given the same TracerProvider)
+// starts its "tools/call {tool}" client spans under it, following the
+// MCP conventions, and sends the trace context to the server in
+// params._meta and the HTTP traceparent header. TraceParent gives hook
+// programs the same context (TRACEPARENT).
 //
 // Content — system instructions, prompts, tool arguments and results,
 // response text and reasoning — is not captured unless

@@ -52,16 +52,21 @@ type Observer struct {
 	tracer   trace.Tracer
 	tokens   metric.Int64Histogram
 	duration metric.Float64Histogram
+	ttfc     metric.Float64Histogram
 
 	mu     sync.Mutex
+	seen   *sync.Cond // broadcast after each event, for awaitCall
 	runs   map[session.RunID]*runSpan
 	header map[session.ID]*session.RequestHeader // the last one of each session
+	calls  map[callKey]trace.SpanContext         // the open execute_tool spans
+	first  map[session.ID][]firstChunk           // first chunks not yet matched to a response
 }
 
 // runSpan is the state of one run's invoke_agent span.
 type runSpan struct {
 	ctx     context.Context
 	span    trace.Span
+	session session.ID
 	chat    *chatSpan
 	tools   map[llm.CallID]trace.Span
 	pending []message // content logged since the last model request
@@ -77,7 +82,9 @@ type chatSpan struct {
 
 // New returns an Observer.
 func New(opts *Options) *Observer {
-	o := &Observer{runs: map[session.RunID]*runSpan{}, header: map[session.ID]*session.RequestHeader{}}
+	o := &Observer{runs: map[session.RunID]*runSpan{}, header: map[session.ID]*session.RequestHeader{},
+		calls: map[callKey]trace.SpanContext{}, first: map[session.ID][]firstChunk{}}
+	o.seen = sync.NewCond(&o.mu)
 	if opts != nil {
 		o.opts = *opts
 	}
@@ -112,17 +119,29 @@ func New(opts *Options) *Observer {
 	if err != nil {
 		o.opts.Logger.Warn("telemetry: no operation duration metric", "err", err)
 	}
+	o.ttfc, err = meter.Float64Histogram("gen_ai.client.operation.time_to_first_chunk",
+		metric.WithUnit("s"), metric.WithDescription("Time to receive the first chunk of a streamed response."),
+		metric.WithExplicitBucketBoundaries(0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48, 40.96, 81.92))
+	if err != nil {
+		o.opts.Logger.Warn("telemetry: no time to first chunk metric", "err", err)
+	}
 	return o
 }
 
 // Register subscribes o to every logged event and to the transient
-// compaction progress of s, and returns s; a nil s is replaced by a new Set.
+// compaction progress of s, and adds what the loop must tell it as it
+// happens: model middleware that times each response's first chunk, and
+// tool middleware that runs each call under its execute_tool span's
+// context (so an MCP request carries it). It returns s; a nil s is
+// replaced by a new Set.
 func (o *Observer) Register(s *hook.Set) *hook.Set {
 	if s == nil {
 		s = new(hook.Set)
 	}
 	s.Observe("telemetry", "*", o.Observe)
 	s.Observe("telemetry", session.TypeCompactionProgress, o.Observe)
+	s.WrapModel(o.timeFirstChunk)
+	s.WrapTool(o.traceTools)
 	return s
 }
 
@@ -130,6 +149,7 @@ func (o *Observer) Register(s *hook.Set) *hook.Set {
 func (o *Observer) Observe(ev session.Event) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
+	defer o.seen.Broadcast()
 	switch p := ev.Data.(type) {
 	case *session.TurnStart:
 		o.startRun(ev, p.Trigger)
@@ -157,6 +177,8 @@ func (o *Observer) Observe(ev session.Event) {
 		o.endTool(ev, p)
 	case *session.HookDecision:
 		o.hookDecision(ev, p)
+	case *session.Decision:
+		o.decision(ev, p)
 	case *session.Compaction:
 		o.runEvent(ev, "rein.compaction", attribute.Int64("rein.compaction.from_seq", p.FromSeq),
 			attribute.Int64("rein.compaction.to_seq", p.ToSeq), attribute.Int64("rein.compaction.tokens_before", p.TokensBefore),
@@ -226,7 +248,7 @@ func (o *Observer) startRun(ev session.Event, trigger string) {
 	}
 	ctx, span := o.tracer.Start(ctx, spanName, trace.WithTimestamp(ev.Time), trace.WithSpanKind(trace.SpanKindInternal),
 		trace.WithAttributes(attrs...))
-	o.runs[runKey(ev)] = &runSpan{ctx: ctx, span: span, tools: map[llm.CallID]trace.Span{}}
+	o.runs[runKey(ev)] = &runSpan{ctx: ctx, span: span, session: ev.Session, tools: map[llm.CallID]trace.Span{}}
 }
 
 func (o *Observer) endRun(ev session.Event, p *session.TurnEnd) {
@@ -247,6 +269,7 @@ func (o *Observer) endRun(ev session.Event, p *session.TurnEnd) {
 	}
 	r.span.End(trace.WithTimestamp(ev.Time))
 	delete(o.runs, k)
+	delete(o.first, ev.Session)
 }
 
 // closeChildren ends a run's open chat and tool spans, as at a cancel.
@@ -260,6 +283,7 @@ func (o *Observer) closeChildren(r *runSpan, at time.Time) {
 		s.SetStatus(codes.Error, "no result")
 		s.End(trace.WithTimestamp(at))
 		delete(r.tools, id)
+		delete(o.calls, callKey{r.session, id})
 	}
 }
 

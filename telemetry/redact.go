@@ -11,11 +11,12 @@ type Redactor struct {
 	ToolResult func(string) string // tool results
 	Text       func(string) string // the model's response text
 	Reasoning  func(string) string // the model's reasoning
+	Decision   func(string) string // a decision's question, options and reason
 }
 
 // RedactAll returns a Redactor that applies f to every kind of content.
 func RedactAll(f func(string) string) *Redactor {
-	return &Redactor{System: f, Prompt: f, ToolInput: f, ToolResult: f, Text: f, Reasoning: f}
+	return &Redactor{System: f, Prompt: f, ToolInput: f, ToolResult: f, Text: f, Reasoning: f, Decision: f}
 }
 
 func apply(f func(string) string, s string) string {

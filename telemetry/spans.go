@@ -85,12 +85,24 @@ func (o *Observer) endChat(ev session.Event, p *session.AssistantMessage) {
 	if p.Interrupted || p.Finish == llm.FinishError {
 		c.span.SetStatus(codes.Error, string(p.Finish))
 	}
+	var ttfc time.Duration
+	streamed := false
+	if !p.Interrupted { // an interrupted response's stream was not read to its end
+		ttfc, streamed = o.takeFirstChunk(ev.Session, ev.Time)
+	}
+	if streamed {
+		c.span.SetAttributes(attribute.Float64("gen_ai.response.time_to_first_chunk", ttfc.Seconds()))
+	}
 	c.span.End(trace.WithTimestamp(ev.Time))
-	o.measure(c, provider, model, ev.Time, u)
+	if !streamed {
+		ttfc = -1
+	}
+	o.measure(c, provider, model, ev.Time, u, ttfc)
 }
 
-// measure records a model request's duration and token usage.
-func (o *Observer) measure(c *chatSpan, provider, model string, end time.Time, u llm.Usage) {
+// measure records a model request's duration, token usage and, when it
+// streamed (ttfc ≥ 0), its time to first chunk.
+func (o *Observer) measure(c *chatSpan, provider, model string, end time.Time, u llm.Usage, ttfc time.Duration) {
 	set := []attribute.KeyValue{semconv.GenAIOperationNameChat, semconv.GenAIProviderNameKey.String(provider),
 		semconv.GenAIRequestModel(c.model), semconv.GenAIResponseModel(model)}
 	if o.duration != nil {
@@ -100,6 +112,9 @@ func (o *Observer) measure(c *chatSpan, provider, model string, end time.Time, u
 		o.tokens.Record(c.ctx, u.PromptTokens(), metric.WithAttributes(append(set, semconv.GenAITokenTypeInput)...))
 		o.tokens.Record(c.ctx, u.Output, metric.WithAttributes(append(set, semconv.GenAITokenTypeOutput)...))
 	}
+	if o.ttfc != nil && ttfc >= 0 {
+		o.ttfc.Record(c.ctx, ttfc.Seconds(), metric.WithAttributes(set...))
+	}
 }
 
 func (o *Observer) startTool(ev session.Event, p *session.ToolCall) {
@@ -108,6 +123,7 @@ func (o *Observer) startTool(ev session.Event, p *session.ToolCall) {
 		return
 	}
 	r.tools[p.CallID] = o.toolSpan(r.ctx, ev, p.Name, p.CallID, p.Origin, ev.Time)
+	o.calls[callKey{ev.Session, p.CallID}] = r.tools[p.CallID].SpanContext()
 	if o.opts.CaptureContent && len(p.Args) > 0 {
 		r.tools[p.CallID].SetAttributes(semconv.GenAIToolCallArgumentsKey.String(apply(o.redact.ToolInput, string(p.Args))))
 	}
@@ -131,6 +147,7 @@ func (o *Observer) endTool(ev session.Event, p *session.ToolResult) {
 	}
 	span := r.tools[p.CallID]
 	delete(r.tools, p.CallID)
+	delete(o.calls, callKey{ev.Session, p.CallID})
 	if span == nil { // a call that never ran: denied, unknown, invalid
 		span = o.toolSpan(r.ctx, ev, p.Name, p.CallID, "", ev.Time.Add(-p.Duration))
 	}

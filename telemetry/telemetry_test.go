@@ -192,7 +192,7 @@ func checkMetrics(t *testing.T, reader *sdkmetric.ManualReader) {
 	}
 	got := map[string]string{}
 	sums := map[string]int64{}
-	var chats uint64
+	counts := map[string]uint64{}
 	for _, sm := range rm.ScopeMetrics {
 		for _, m := range sm.Metrics {
 			got[m.Name] = m.Unit
@@ -204,20 +204,22 @@ func checkMetrics(t *testing.T, reader *sdkmetric.ManualReader) {
 				}
 			case metricdata.Histogram[float64]:
 				for _, p := range d.DataPoints {
-					chats += p.Count
+					counts[m.Name] += p.Count
 				}
 			}
 		}
 	}
-	if diff := cmp.Diff(map[string]string{"gen_ai.client.token.usage": "{token}", "gen_ai.client.operation.duration": "s"}, got); diff != "" {
+	want := map[string]string{"gen_ai.client.token.usage": "{token}", "gen_ai.client.operation.duration": "s", "gen_ai.client.operation.time_to_first_chunk": "s"}
+	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("metrics and units (-want +got):\n%s", diff)
 	}
 	// Two responses of the run: 10+5 and 150+7.
 	if diff := cmp.Diff(map[string]int64{"input": 160, "output": 12}, sums); diff != "" {
 		t.Errorf("token usage sums (-want +got):\n%s", diff)
 	}
-	if chats != 2 {
-		t.Errorf("operation.duration has %d records, want 2", chats)
+	// Both responses streamed: each has a duration and a time to first chunk.
+	if diff := cmp.Diff(map[string]uint64{"gen_ai.client.operation.duration": 2, "gen_ai.client.operation.time_to_first_chunk": 2}, counts); diff != "" {
+		t.Errorf("records of the duration metrics (-want +got):\n%s", diff)
 	}
 }
 

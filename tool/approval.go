@@ -33,6 +33,10 @@ type ApprovalRequest struct {
 	Command     string // the command line, for shell tools
 	Path        string // the path acted on, for file tools
 	Reason      string // why approval is needed
+	// HookAsked is set when an approval handler (a hook) answered Ask:
+	// the call must be put to someone, whatever a policy's default or
+	// allow rules say, and with no one to ask it is refused.
+	HookAsked bool
 }
 
 // Approval is an Approver's answer.
@@ -184,7 +188,10 @@ func NewPolicy(opts *PolicyOptions) *Policy {
 // Decide returns the verdict for req. Order: deny rules (session, then
 // standing), ask rules (which go to the Approver), allow rules (session,
 // then standing), read-only tools when
-// allowed, then the default; Ask goes to the Approver. An Approver's error,
+// allowed, then the default; Ask goes to the Approver. A request a hook
+// asked about (HookAsked) skips the allow rules, the read-only allowance
+// and the default: past the deny rules it goes to the Approver, and its
+// answer is never remembered. An Approver's error,
 // or an answer other than allow or deny, is a deny: the returned Decision
 // is always usable, and err, when set, says what failed.
 func (p *Policy) Decide(ctx context.Context, req *ApprovalRequest) (Decision, error) {
@@ -192,9 +199,12 @@ func (p *Policy) Decide(ctx context.Context, req *ApprovalRequest) (Decision, er
 	remembered := append([]Rule(nil), p.session[req.Session]...)
 	p.mu.Unlock()
 
-	asked := false
+	asked := req.HookAsked
 rules:
 	for _, verdict := range []Verdict{Deny, Ask, Allow} {
+		if verdict == Allow && req.HookAsked {
+			break // a hook's question is not answered by an allow rule
+		}
 		for i := range remembered {
 			if r := &remembered[i]; r.Verdict == verdict && r.covers(req) {
 				return Decision{Verdict: verdict, Source: "session-rule", Reason: "remembered for this session: " + r.String()}, nil
@@ -223,6 +233,9 @@ rules:
 		}
 	}
 	if p.opts.Approver == nil {
+		if req.HookAsked {
+			return Decision{Verdict: Deny, Source: "no-approver", Reason: "a hook asks for approval (" + req.Reason + ") and there is no approver to ask"}, nil
+		}
 		return Decision{Verdict: Deny, Source: "no-approver", Reason: "approval required but no approver is configured"}, nil
 	}
 	a, err := p.opts.Approver.Approve(ctx, req)
@@ -244,26 +257,36 @@ rules:
 		return Decision{Verdict: Deny, Source: "approver", Reason: fmt.Sprintf("the approver gave no decision (%q)", a.Verdict)}, nil
 	}
 	if a.Always {
-		r := Rule{Tool: req.Tool, Verdict: a.Verdict}
-		if scope := strings.TrimSpace(a.Scope); scope != "" && scope != req.Tool {
-			switch {
-			case req.Command != "":
-				r.CommandPrefix = scope
-			case req.Path != "":
-				r.PathPrefix = scope
-			default:
-				// A scope that fits nothing in the request is not
-				// widened to the whole tool.
-				d.Reason += " (not remembered: the scope fits neither a command nor a path)"
-				return d, nil
-			}
-		}
-		p.mu.Lock()
-		p.session[req.Session] = append(p.session[req.Session], r)
-		p.mu.Unlock()
-		d.Remembered = true
+		p.remember(req, a, &d)
 	}
 	return d, nil
+}
+
+// remember keeps an approver's Always answer as a session rule, scoped
+// as it asked; an answer to a hook's question is never kept.
+func (p *Policy) remember(req *ApprovalRequest, a Approval, d *Decision) {
+	if req.HookAsked {
+		d.Reason += " (not remembered: the answer to a hook's question covers this call only)"
+		return
+	}
+	r := Rule{Tool: req.Tool, Verdict: a.Verdict}
+	if scope := strings.TrimSpace(a.Scope); scope != "" && scope != req.Tool {
+		switch {
+		case req.Command != "":
+			r.CommandPrefix = scope
+		case req.Path != "":
+			r.PathPrefix = scope
+		default:
+			// A scope that fits nothing in the request is not widened to
+			// the whole tool.
+			d.Reason += " (not remembered: the scope fits neither a command nor a path)"
+			return
+		}
+	}
+	p.mu.Lock()
+	p.session[req.Session] = append(p.session[req.Session], r)
+	p.mu.Unlock()
+	d.Remembered = true
 }
 
 // Approve makes a Policy an Approver, so a host that takes an Approver

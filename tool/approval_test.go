@@ -3,6 +3,7 @@ package tool
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -228,5 +229,52 @@ func TestPolicyAskRuleWinsOverAllow(t *testing.T) {
 		if err != nil || d.Verdict != tt.want || asked != tt.asked {
 			t.Errorf("%q: %+v, %v, asked %d times; want %s after %d asks", tt.cmd, d, err, asked, tt.want, tt.asked)
 		}
+	}
+}
+
+// TestPolicyHookAskedGoesToTheApprover: a call a hook asked about is put
+// to the approver past allow rules, the read-only allowance and an allow
+// default; a deny rule still wins; with no approver it is refused; an
+// Always answer to it is not remembered.
+func TestPolicyHookAskedGoesToTheApprover(t *testing.T) {
+	ctx := context.Background()
+	rules := []Rule{{Tool: "shell", Verdict: Allow}, {Tool: "shell", CommandPrefix: "rm", Verdict: Deny}}
+	var asked []string
+	yes := ApproverFunc(func(ctx context.Context, req *ApprovalRequest) (Approval, error) {
+		asked = append(asked, req.Command)
+		return Approval{Verdict: Allow, Always: true}, nil
+	})
+	tests := []struct {
+		name     string
+		opts     PolicyOptions
+		req      ApprovalRequest
+		want     Verdict
+		source   string
+		approver bool
+	}{
+		{"allow rule asks", PolicyOptions{Default: Allow, Rules: rules, Approver: yes}, ApprovalRequest{Session: "s", Tool: "shell", Command: "git push", HookAsked: true}, Allow, "approver", true},
+		{"read-only asks", PolicyOptions{Default: Allow, AllowReadOnly: true, Approver: yes}, ApprovalRequest{Session: "s", Tool: "read", Annotations: &Annotations{ReadOnly: true}, HookAsked: true}, Allow, "approver", true},
+		{"deny rule wins", PolicyOptions{Default: Allow, Rules: rules, Approver: yes}, ApprovalRequest{Session: "s", Tool: "shell", Command: "rm -rf x", HookAsked: true}, Deny, "rule", false},
+		{"no approver refuses", PolicyOptions{Default: Allow, Rules: rules}, ApprovalRequest{Session: "s", Tool: "shell", Command: "git push", Reason: "pushing", HookAsked: true}, Deny, "no-approver", false},
+		{"not asked: the rule allows", PolicyOptions{Default: Deny, Rules: rules, Approver: yes}, ApprovalRequest{Session: "s", Tool: "shell", Command: "git push"}, Allow, "rule", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			asked = nil
+			p := NewPolicy(&tt.opts)
+			d, err := p.Decide(ctx, &tt.req)
+			if err != nil || d.Verdict != tt.want || d.Source != tt.source {
+				t.Fatalf("Decide = %+v, %v; want %s from %s", d, err, tt.want, tt.source)
+			}
+			if got := len(asked) == 1; got != tt.approver {
+				t.Errorf("approver asked %d times, want asked: %v", len(asked), tt.approver)
+			}
+			if d.Remembered || len(p.Remembered("s")) != 0 {
+				t.Errorf("an answer to a hook's question was remembered: %+v", p.Remembered("s"))
+			}
+			if tt.source == "no-approver" && !strings.Contains(d.Reason, "pushing") {
+				t.Errorf("reason %q does not name the hook's reason", d.Reason)
+			}
+		})
 	}
 }

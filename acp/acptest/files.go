@@ -31,9 +31,18 @@ func (c *Client) Buffer(path string) (string, bool) {
 	return t, ok
 }
 
+// RefuseWrites makes fs/write_text_file fail with msg, as an editor
+// whose buffer is read-only does; the file is left as it is.
+func (c *Client) RefuseWrites(msg string) {
+	c.files.mu.Lock()
+	defer c.files.mu.Unlock()
+	c.files.refuse = msg
+}
+
 type files struct {
 	mu      sync.Mutex
 	buffers map[string]string
+	refuse  string
 }
 
 // ReadTextFile returns the buffer of the path, else the file on disk.
@@ -63,6 +72,12 @@ func (c *Client) WriteTextFile(ctx context.Context, p sdk.WriteTextFileRequest) 
 	c.mu.Lock()
 	c.record("fs write ", p.Path, false)
 	c.mu.Unlock()
+	c.files.mu.Lock()
+	refuse := c.files.refuse
+	c.files.mu.Unlock()
+	if refuse != "" {
+		return sdk.WriteTextFileResponse{}, sdk.NewInternalError(map[string]any{"error": refuse})
+	}
 	if err := os.WriteFile(p.Path, []byte(p.Content), 0o644); err != nil {
 		return sdk.WriteTextFileResponse{}, sdk.NewInvalidParams(map[string]any{"error": err.Error()})
 	}

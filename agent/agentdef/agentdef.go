@@ -18,7 +18,6 @@
 package agentdef
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -29,6 +28,8 @@ import (
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/reinhq/rein/skill"
 )
 
 // Definition is one named subagent.
@@ -56,13 +57,9 @@ type frontMatter struct {
 // without a name takes its base name without ".md".
 func Parse(path string, data []byte) (Definition, error) {
 	d := Definition{Path: path}
-	rest, ok := bytes.CutPrefix(bytes.TrimLeft(data, "\ufeff"), []byte("---"))
-	if !ok {
-		return d, fmt.Errorf("agentdef: %s: no front matter; start the file with a line of --- then name: and description:", path)
-	}
-	head, body, ok := bytes.Cut(rest, []byte("\n---"))
-	if !ok {
-		return d, fmt.Errorf("agentdef: %s: the front matter is not closed; end it with a line of ---", path)
+	head, body, err := skill.SplitFrontMatter(data)
+	if err != nil {
+		return d, fmt.Errorf("agentdef: %s: %w", path, err)
 	}
 	var fm frontMatter
 	if err := yaml.Unmarshal(head, &fm); err != nil {
@@ -71,11 +68,6 @@ func Parse(path string, data []byte) (Definition, error) {
 	tools, err := toolNames(&fm.Tools)
 	if err != nil {
 		return d, fmt.Errorf("agentdef: %s: tools: %w", path, err)
-	}
-	if _, after, ok := bytes.Cut(body, []byte("\n")); ok {
-		body = after
-	} else {
-		body = nil
 	}
 	d.Name = strings.TrimSpace(fm.Name)
 	if d.Name == "" {

@@ -292,38 +292,8 @@ func loadAndContinue(ctx context.Context, t *testing.T, e *env, srv *llmtest.Ser
 
 // The same scenario, played by the protocol's TypeScript client library.
 func TestACPTypeScriptClient(t *testing.T) {
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Skip("node is not installed; install Node.js 20+ to run the TypeScript client test")
-	}
-	dir, err := filepath.Abs(filepath.Join("..", "..", "acp", "testdata", "node"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(filepath.Join(dir, "node_modules", "@agentclientprotocol", "sdk")); err != nil {
-		msg := "the ACP TypeScript client is not installed; run: npm ci --prefix acp/testdata/node"
-		if os.Getenv("CI") != "" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
-	}
 	e := newEnv(t)
-	srv := llmtest.NewServer(t, acpScenario())
-	argv, err := json.Marshal(append([]string{reinBin}, e.acpArgs(srv)...))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, node, filepath.Join(dir, "client.mjs"))
-	cmd.Env = append(append(append([]string{}, e.vars...), wires[0].env()...), "REIN_ACP="+string(argv), "REIN_WORK="+e.work)
-	cmd.Dir = e.work
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("node client.mjs: %v\nstderr:\n%s", err, stderr.String())
-	}
+	out := nodeEditor(t, e, llmtest.NewServer(t, acpScenario()), "session")
 	var got struct {
 		First, Cancelled, Replay, After []string
 		Stops                           []string
@@ -343,6 +313,44 @@ func TestACPTypeScriptClient(t *testing.T) {
 	if diff := cmp.Diff([]string{"end_turn", "cancelled", "end_turn"}, got.Stops); diff != "" {
 		t.Errorf("stop reasons (-want +got):\n%s", diff)
 	}
+}
+
+// nodeEditor plays scenario (session or editor) with the TypeScript client
+// (acp/testdata/node/client.mjs) against 'rein acp' and returns what it
+// printed; it skips without Node.js or the installed client, except in CI.
+func nodeEditor(t *testing.T, e *env, srv *llmtest.Server, scenario string) []byte {
+	t.Helper()
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Skip("node is not installed; install Node.js 20+ to run the TypeScript client test")
+	}
+	dir, err := filepath.Abs(filepath.Join("..", "..", "acp", "testdata", "node"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "node_modules", "@agentclientprotocol", "sdk")); err != nil {
+		msg := "the ACP TypeScript client is not installed; run: npm ci --prefix acp/testdata/node"
+		if os.Getenv("CI") != "" {
+			t.Fatal(msg)
+		}
+		t.Skip(msg)
+	}
+	argv, err := json.Marshal(append([]string{reinBin}, e.acpArgs(srv)...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, filepath.Join(dir, "client.mjs"))
+	cmd.Env = append(append(append([]string{}, e.vars...), wires[0].env()...), "REIN_ACP="+string(argv), "REIN_WORK="+e.work, "REIN_SCENARIO="+scenario)
+	cmd.Dir = e.work
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("node client.mjs: %v\nstderr:\n%s", err, stderr.String())
+	}
+	return out
 }
 
 // Lines that are not JSON-RPC get a JSON-RPC error; the agent goes on.

@@ -264,46 +264,14 @@ func newApprover(mode string, ask tool.Approver, extra ...tool.Rule) (tool.Appro
 	return nil, usageErrorf("--approve %q: use auto, ask or deny", mode)
 }
 
-// contextFiles returns AGENTS.md and CLAUDE.md files from dir up to the
-// repository root (the first directory holding .git), outermost first.
-func contextFiles(dir string) []string {
-	dir, err := filepath.Abs(dir)
-	if err != nil {
-		return nil
-	}
-	var dirs []string
-	for {
-		dirs = append(dirs, dir)
-		if _, err := os.Stat(filepath.Join(dir, ".git")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			// No repository: only the workspace itself counts.
-			dirs = dirs[:1]
-			break
-		}
-		dir = parent
-	}
-	var files []string
-	for i := len(dirs) - 1; i >= 0; i-- {
-		for _, name := range []string{"AGENTS.md", "CLAUDE.md"} {
-			p := filepath.Join(dirs[i], name)
-			if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() {
-				files = append(files, p)
-			}
-		}
-	}
-	return files
-}
-
 // baseSystem is rein's own system prompt.
 const baseSystem = `You are rein, a careful software engineering agent working in the user's workspace.
 Use the tools to inspect before you change anything, keep changes small, and say plainly what you did.`
 
-// systemPrompt assembles the system prompt: --system (text or @FILE), else
-// rein's own, then the workspace's instruction files.
-func systemPrompt(flag, root string) (string, error) {
+// systemPrompt is the host's part of the system prompt: --system (text or
+// @FILE), else rein's own. The memory files follow it as sections of
+// their own (teamKit.sections).
+func systemPrompt(flag string) (string, error) {
 	sys := baseSystem
 	if flag != "" {
 		sys = flag
@@ -315,16 +283,7 @@ func systemPrompt(flag, root string) (string, error) {
 			sys = string(b)
 		}
 	}
-	var b strings.Builder
-	b.WriteString(strings.TrimSpace(sys))
-	for _, f := range contextFiles(root) {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			continue
-		}
-		fmt.Fprintf(&b, "\n\n<instructions file=%q>\n%s\n</instructions>", f, strings.TrimSpace(string(data)))
-	}
-	return b.String(), nil
+	return strings.TrimSpace(sys), nil
 }
 
 // catalogCost prices usage with the default catalog; unknown models cost 0.

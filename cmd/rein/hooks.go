@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -16,9 +15,10 @@ import (
 	"github.com/BurntSushi/toml"
 	"github.com/spf13/cobra"
 
+	"github.com/reinhq/rein/hook"
 	"github.com/reinhq/rein/hook/command"
+	"github.com/reinhq/rein/llm"
 	"github.com/reinhq/rein/session"
-	"github.com/reinhq/rein/tool"
 )
 
 func init() { extraCommands = append(extraCommands, (*app).hooksCommand) }
@@ -98,8 +98,9 @@ func (a *app) hookLoadOptions(root, from string) (*command.LoadOptions, error) {
 // errors and hooks' system messages are printed on a.stderr; each
 // session's transcript, in the format hook programs parse, is kept under
 // the state directory.
-// mode is the --approve mode, told to hooks as permission_mode.
-func (a *app) loadHooks(root, from string, st session.Store, mode string) (*command.Runner, error) {
+// mode is the --approve mode, told to hooks as permission_mode;
+// traceParent, when set, gives them TRACEPARENT.
+func (a *app) loadHooks(root, from string, st session.Store, mode string, traceParent func(hook.Scope, llm.CallID) string) (*command.Runner, error) {
 	opts, err := a.hookLoadOptions(root, from)
 	if err != nil {
 		return nil, err
@@ -117,7 +118,7 @@ func (a *app) loadHooks(root, from string, st session.Store, mode string) (*comm
 	if active == 0 {
 		return nil, nil
 	}
-	ro := &command.Options{Dir: root, OnReport: a.reportHook, PermissionMode: permissionMode(mode), MCPServers: a.mcpServerNames(root)}
+	ro := &command.Options{Dir: root, OnReport: a.reportHook, PermissionMode: permissionMode(mode), MCPServers: a.mcpServerNames(root), TraceParent: traceParent}
 	ro.EnvDir = filepath.Join(stateDir(), "env")
 	if st != nil {
 		ro.Transcripts = command.NewTranscripts(st, filepath.Join(stateDir(), "transcripts"))
@@ -154,33 +155,6 @@ func (a *app) mcpServerNames(root string) []string {
 		names = append(names, s.Name)
 	}
 	return names
-}
-
-// hookAsks wraps the run's approver so that a call a PreToolUse hook
-// answered "ask" for always goes to the person (ask), whatever --approve
-// says: under auto it is asked, not allowed; with no one to ask it is
-// refused.
-func hookAsks(r *command.Runner, next, ask tool.Approver) tool.Approver {
-	return &hookAskApprover{r: r, next: next, ask: ask}
-}
-
-type hookAskApprover struct {
-	r         *command.Runner
-	next, ask tool.Approver
-}
-
-func (h *hookAskApprover) Approve(ctx context.Context, req *tool.ApprovalRequest) (tool.Approval, error) {
-	reason, asked := h.r.TakeAsk(req.CallID)
-	if !asked {
-		return h.next.Approve(ctx, req)
-	}
-	if h.ask == nil {
-		return tool.Approval{Verdict: tool.Deny, Reason: "a hook asks for approval (" + reason + ") and no one can be asked; run at a terminal with --approve ask"}, nil
-	}
-	ans, err := h.ask.Approve(ctx, req)
-	// A person's answer to a hook's question covers this call only.
-	ans.Always = false
-	return ans, err
 }
 
 // reportMu serialises reports: hooks of parallel tool calls end at once.
@@ -257,7 +231,7 @@ commands get $CLAUDE_PLUGIN_ROOT.
 
 Whichever file a hook comes from, it is told tools by the names those
 scripts know (Bash, Read, Write, Edit, MultiEdit, LS, Glob, Grep,
-TodoWrite, mcp__SERVER__TOOL), Bash's timeout in milliseconds, a
+TodoWrite, Skill, mcp__SERVER__TOOL), Bash's timeout in milliseconds, a
 transcript_path in the JSON-lines format they parse, and permission_mode.
 A hook's "ask" is always put to a person, even under --approve auto; with
 no terminal it is a refusal. SessionStart hooks get $CLAUDE_ENV_FILE:
@@ -354,15 +328,21 @@ func writeHooksJSON(w io.Writer, opts *command.LoadOptions, entries []command.En
 	}{hookFiles(opts), hookRows(entries)})
 }
 
-func writeHooksTable(w io.Writer, opts *command.LoadOptions, entries []command.Entry) error {
+// writeFilesRead lists the settings files a command looked at, and
+// whether each was there.
+func writeFilesRead(w io.Writer, files []hookFileRow) {
 	fmt.Fprintln(w, "Settings read:")
-	for _, f := range hookFiles(opts) {
+	for _, f := range files {
 		state := "not found"
 		if f.Exists {
 			state = "read"
 		}
 		fmt.Fprintf(w, "  %s (%s)\n", f.Path, state)
 	}
+}
+
+func writeHooksTable(w io.Writer, opts *command.LoadOptions, entries []command.Entry) error {
+	writeFilesRead(w, hookFiles(opts))
 	if len(entries) == 0 {
 		fmt.Fprintln(w, "\nNo hooks configured.")
 		return nil

@@ -8,6 +8,8 @@ import (
 	"os"
 	"strings"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/reinhq/rein/llm"
 	"github.com/reinhq/rein/mcp"
 	"github.com/reinhq/rein/tool"
@@ -27,6 +29,12 @@ type mcpHost struct {
 	model     llm.Model
 	modelName string
 	approve   tool.Approver
+	// charge adds an answered completion's cost to the run in flight, so
+	// --max-cost counts it; nil charges nothing. It is read when a
+	// completion ends, so it may be set after the Manager is made.
+	charge func(model string, u llm.Usage, cost float64) bool
+	// tracer, when set, traces the servers' tool calls.
+	tracer trace.TracerProvider
 	// elicit asks the person for input; nil declines every request.
 	elicit mcp.ElicitFunc
 	// openAuth shows an authorization URL to the person, for servers that
@@ -48,10 +56,11 @@ func (h *mcpHost) atTerminal(t *ttyApprover) {
 
 // options are the Manager options for h.
 func (h *mcpHost) options(servers []mcp.ServerConfig) (*mcp.Options, error) {
-	opts := &mcp.Options{Servers: servers, Events: h.events, Elicit: h.elicit, OpenAuthURL: h.openAuth}
+	opts := &mcp.Options{Servers: servers, Events: h.observe, Elicit: h.elicit, OpenAuthURL: h.openAuth}
 	if opts.Elicit == nil {
 		opts.Elicit = declineElicit
 	}
+	opts.TracerProvider = h.tracer
 	if h.root != "" {
 		r, err := mcp.DirRoot(h.root)
 		if err != nil {
@@ -65,6 +74,18 @@ func (h *mcpHost) options(servers []mcp.ServerConfig) (*mcp.Options, error) {
 			Cost: func(u llm.Usage) float64 { return catalogCost(name, u) }}
 	}
 	return opts, nil
+}
+
+// observe hands the Manager's events on, charging each answered
+// completion to the run first: it reaches the run's budget before the
+// tool call that caused it returns.
+func (h *mcpHost) observe(ev mcp.Event) {
+	if s, ok := ev.(*mcp.Sampled); ok && h.charge != nil && s.Usage != (llm.Usage{}) {
+		h.charge(s.Model, s.Usage, s.Cost)
+	}
+	if h.events != nil {
+		h.events(ev)
+	}
 }
 
 // approveSample puts a server's completion request through the run's

@@ -93,6 +93,31 @@ func TestRunMCPSamplingApproveDeny(t *testing.T) {
 	}
 }
 
+// A completion a server asked for counts toward --max-cost: the run stops
+// at the next step, before the model is asked again.
+func TestRunMCPSamplingCountsTowardMaxCost(t *testing.T) {
+	url := mcptest.ServeHTTP(t, mcptest.NewHostServer(nil))
+	e := newEnv(t)
+	// 40,000 input tokens of claude-sonnet-4-5 at $3 a million: $0.12,
+	// against the step's fraction of a cent.
+	m := llmtest.NewModel(
+		llmtest.CallTool("c1", "mcp_host_summarise", `{}`),
+		llmtest.Reply("All quiet.").WithUsage(llm.Usage{Input: 40000}),
+		llmtest.Reply("never sent"),
+	)
+	srv := llmtest.NewServer(t, m)
+	r := e.run(anthropicWire.env(), anthropicWire.args(srv, e, "--approve", "auto", "--max-cost", "0.1", "--mcp", "host="+url, "summarise")...)
+	if r.code != exitStopped {
+		t.Fatalf("exit %d, want %d (stopped on the budget)\n%s", r.code, exitStopped, r.stderr)
+	}
+	if !strings.Contains(r.stderr, "raise --max-cost ($0.1") || !strings.Contains(r.stderr, " used of $0.10)") {
+		t.Errorf("stderr does not say the budget was spent by the completion:\n%s", r.stderr)
+	}
+	if n := len(m.Requests()); n != 2 {
+		t.Errorf("model requests = %d, want 2 (the step and the completion)", n)
+	}
+}
+
 // The workspace is the servers' root.
 func TestRunMCPRootsAreTheWorkspace(t *testing.T) {
 	url := mcptest.ServeHTTP(t, mcptest.NewHostServer(nil))

@@ -42,11 +42,39 @@ func permissionFiles(root string) []string {
 		filepath.Join(root, ".rein", "settings.local.json"))
 }
 
+// permissionEntry is one rule as written in a settings file or a flag,
+// with what rein makes of it.
+type permissionEntry struct {
+	Spec    string       `json:"rule"`
+	Verdict tool.Verdict `json:"verdict"`
+	Source  string       `json:"source"` // the settings file, or the flag
+	Rules   []tool.Rule  `json:"-"`
+	Skipped string       `json:"skipped,omitempty"` // why rein cannot apply it
+}
+
 // permissionRules reads the permission rules of the settings files and
 // the flags. A rule rein cannot apply in a file is reported on warn and
 // skipped; in a flag it is an error.
 func permissionRules(root string, flags *permissionFlags, warn func(string)) ([]tool.Rule, error) {
+	entries, err := permissionEntries(root, flags)
+	if err != nil {
+		return nil, err
+	}
 	var rules []tool.Rule
+	for _, e := range entries {
+		if e.Skipped != "" {
+			warn(fmt.Sprintf("%s: permissions.%s: %s; the rule is skipped", e.Source, e.Verdict, e.Skipped))
+			continue
+		}
+		rules = append(rules, e.Rules...)
+	}
+	return rules, nil
+}
+
+// permissionEntries reads every rule of the settings files, in file
+// order (in each, deny, then ask, then allow), then those of the flags.
+func permissionEntries(root string, flags *permissionFlags) ([]permissionEntry, error) {
+	var out []permissionEntry
 	for _, f := range permissionFiles(root) {
 		data, err := os.ReadFile(f)
 		if errors.Is(err, fs.ErrNotExist) {
@@ -70,12 +98,13 @@ func permissionRules(root string, flags *permissionFlags, warn func(string)) ([]
 			list []string
 		}{{tool.Deny, s.Permissions.Deny}, {tool.Ask, s.Permissions.Ask}, {tool.Allow, s.Permissions.Allow}} {
 			for _, spec := range l.list {
+				e := permissionEntry{Spec: spec, Verdict: l.v, Source: f}
 				rs, err := parsePermission(spec, l.v)
 				if err != nil {
-					warn(fmt.Sprintf("%s: permissions.%s: %v; the rule is skipped", f, l.v, err))
-					continue
+					e.Skipped = err.Error()
 				}
-				rules = append(rules, rs...)
+				e.Rules = rs
+				out = append(out, e)
 			}
 		}
 	}
@@ -90,11 +119,11 @@ func permissionRules(root string, flags *permissionFlags, warn func(string)) ([]
 				if err != nil {
 					return nil, usageErrorf("%s %q: %v", l.flag, spec, err)
 				}
-				rules = append(rules, rs...)
+				out = append(out, permissionEntry{Spec: spec, Verdict: l.v, Source: l.flag, Rules: rs})
 			}
 		}
 	}
-	return rules, nil
+	return out, nil
 }
 
 // fileRuleTools are the tools a Read or Edit rule covers, as in the

@@ -103,6 +103,7 @@ type setup struct {
 	resumed  bool         // the session existed before
 	shared   bool         // store is the host's: not closed here
 	box      *shellBox    // where the shell's commands run; nil without a shell
+	team     *teamKit     // the workspace's memory files and skills
 	kids     childView    // shows the subagents' events
 	// stopTelemetry flushes exported spans; nil when OTEL_* asks for none.
 	stopTelemetry func() error
@@ -118,7 +119,11 @@ func (s *setup) mcpSets() []*tool.Set {
 
 // request is a RunRequest for prompt with the setup's run-level hooks.
 func (s *setup) request(prompt string) *agent.RunRequest {
-	return &agent.RunRequest{Prompt: prompt, Hooks: s.runHooks}
+	req := &agent.RunRequest{Prompt: prompt, Hooks: s.runHooks}
+	if s.agent != nil {
+		req.Parts, _ = s.team.parts(s.agent.Session(), prompt) // /NAME starts a skill
+	}
+	return req
 }
 
 // fire runs the hook commands of a session event, if any are configured.
@@ -265,7 +270,7 @@ func (a *app) build(ctx context.Context, f *agentFlags, ask tool.Approver, inter
 	if s.root, err = workspace(f.cwd); err != nil {
 		return nil, err
 	}
-	if s.system, err = systemPrompt(f.system, s.root); err != nil {
+	if s.system, err = systemPrompt(f.system); err != nil {
 		return nil, err
 	}
 	tools := f.tools
@@ -274,6 +279,9 @@ func (a *app) build(ctx context.Context, f *agentFlags, ask tool.Approver, inter
 	}
 	names, err := parseToolList(tools, a.cfg)
 	if err != nil {
+		return nil, err
+	}
+	if s.team, err = loadTeam(s.root, names); err != nil {
 		return nil, err
 	}
 	mode := f.approve
@@ -298,6 +306,7 @@ func (a *app) build(ctx context.Context, f *agentFlags, ask tool.Approver, inter
 	if err != nil {
 		return nil, err
 	}
+	approver = s.team.approver(approver, rules)
 	model, err := buildModel(t, providerClient(f.net))
 	if err != nil {
 		return nil, err
@@ -327,16 +336,26 @@ func (a *app) build(ctx context.Context, f *agentFlags, ask tool.Approver, inter
 	if f.editorTools != nil {
 		s.kit.tools = f.editorTools(s.kit.tools, s.kit.policy)
 	}
+	s.kit.tools = append(s.kit.tools, s.team.tools()...)
+	// Traces, when OTEL_* asks for them: hook commands and MCP servers
+	// are told the trace context of what they serve.
+	tr, err := a.tracing(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var traceParent func(hook.Scope, llm.CallID) string
+	if tr != nil {
+		s.stopTelemetry, traceParent = tr.stop, tr.obs.TraceParent
+	}
 	// Hook commands of the config file and the workspace's settings.
 	var hooks *hook.Set
 	notices := s.kit.notices
-	if s.commands, err = a.loadHooks(s.root, f.hooks, s.store, mode); err != nil {
+	if s.commands, err = a.loadHooks(s.root, f.hooks, s.store, mode, traceParent); err != nil {
 		return nil, err
 	}
 	if s.commands != nil {
 		hooks = s.commands.Hooks()
 		notices = joinNotices(s.kit.notices, s.commands.Notices)
-		approver = hookAsks(s.commands, approver, ask)
 		if s.kit.shell != nil {
 			s.kit.shell.SourceEnv(s.commands.EnvFile(sid))
 		}
@@ -348,6 +367,9 @@ func (a *app) build(ctx context.Context, f *agentFlags, ask tool.Approver, inter
 	host := &mcpHost{root: s.root, flags: f.mcp, extra: f.editorMCP, out: a.stderr, events: s.mcpLog.add, model: model, modelName: t.model, approve: approver}
 	if t, ok := ask.(*ttyApprover); ok && interactive {
 		host.atTerminal(t)
+	}
+	if tr != nil {
+		host.tracer = tr.tp
 	}
 	mgr, err := a.mcpTools(ctx, host)
 	if err != nil {
@@ -373,21 +395,21 @@ func (a *app) build(ctx context.Context, f *agentFlags, ask tool.Approver, inter
 	if slices.Contains(names, agent.SpawnToolName) {
 		hooks = s.kids.observe(hooks) // children's events reach observers, not the stream
 	}
-	if hooks, s.stopTelemetry, err = a.telemetry(ctx, hooks); err != nil {
-		return nil, err
+	if tr != nil {
+		hooks = tr.obs.Register(hooks)
 	}
 	maxSteps := f.maxSteps
 	if maxSteps == 0 && a.cfg != nil {
 		maxSteps = a.cfg.MaxSteps
 	}
 	s.agent, err = agent.New(&agent.Options{
-		Model: model, Provider: t.provider.name, ModelName: t.model,
+		Model: model, Provider: t.provider.name, ModelName: t.model, SystemSections: s.team.sections(),
 		System: s.system,
 		Tools:  s.kit.tools,
 		// An MCP server's tools are read again at every step, so a
 		// tools/list_changed reaches the next request.
 		DynamicTools: s.mcpSets,
-		Records:      func() []session.Payload { return append(s.box.records(), s.mcpLog.drain()...) },
+		Records:      s.records(sid),
 		Store:        s.store,
 		Session:      sid,
 		Hooks:        hooks,
@@ -398,7 +420,7 @@ func (a *app) build(ctx context.Context, f *agentFlags, ask tool.Approver, inter
 		// Spilled output stays inside the workspace, where the model's
 		// read tool can open the file it is pointed to.
 		SpillDir: filepath.Join(s.root, ".rein", "spill"),
-		Notices:  notices,
+		Notices:  joinNotices(notices, s.team.mem.Notices),
 		Limits:   agent.Limits{MaxSteps: maxSteps, MaxCost: f.maxCost},
 		Cost:     catalogCost,
 		// Compact automatically near the context window, and let providers
@@ -409,6 +431,7 @@ func (a *app) build(ctx context.Context, f *agentFlags, ask tool.Approver, inter
 	if err != nil {
 		return nil, fmt.Errorf("start the agent: %w", err)
 	}
+	host.charge = s.agent.Charge // servers' completions count toward --max-cost
 	source := "startup"
 	if s.resumed {
 		source = "resume"
@@ -493,7 +516,7 @@ func (a *app) showContext(cmd *cobra.Command, f *agentFlags) error {
 	if err != nil {
 		return err
 	}
-	sys, err := systemPrompt(f.system, root)
+	sys, err := systemPrompt(f.system)
 	if err != nil {
 		return err
 	}
@@ -508,22 +531,26 @@ func (a *app) showContext(cmd *cobra.Command, f *agentFlags) error {
 	for _, c := range kit.closers {
 		defer c.Close()
 	}
+	team, err := loadTeam(root, names)
+	if err != nil {
+		return err
+	}
 	w := cmd.OutOrStdout()
 	fmt.Fprintln(w, "# System prompt")
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, sys)
-	fmt.Fprintln(w)
-	fmt.Fprintln(w, "# Context files")
-	files := contextFiles(root)
-	if len(files) == 0 {
-		fmt.Fprintln(w, "(none: add AGENTS.md or CLAUDE.md to the workspace or a parent up to the repository root)")
+	for _, sec := range team.sections() {
+		fmt.Fprintln(w)
+		fmt.Fprintln(w, sec.Text)
 	}
-	for _, p := range files {
-		fmt.Fprintln(w, p)
+	fmt.Fprintln(w)
+	showMemory(w, team.mem)
+	if err := showBreakdown(cmd.Context(), w, sys, team, kit.tools); err != nil {
+		return err
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "# Tools")
-	for _, t := range kit.tools {
+	for _, t := range append(kit.tools, team.tools()...) {
 		sp := t.Spec()
 		desc, _, _ := strings.Cut(sp.Description, "\n")
 		fmt.Fprintf(w, "%-12s %s\n", sp.Name, desc)
@@ -660,6 +687,9 @@ type ttyApprover struct {
 
 func (t *ttyApprover) Approve(ctx context.Context, req *tool.ApprovalRequest) (tool.Approval, error) {
 	tty, err := os.Open("/dev/tty")
+	if err != nil && req.HookAsked {
+		return tool.Approval{Verdict: tool.Deny, Reason: "a hook asks for approval (" + req.Reason + ") and no one can be asked; run at a terminal with --approve ask"}, nil
+	}
 	if err != nil {
 		return tool.Approval{Verdict: tool.Deny, Reason: "no terminal to ask on; use --approve auto or deny"}, nil
 	}

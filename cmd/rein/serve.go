@@ -68,6 +68,7 @@ const serveExample = `  export REIN_SERVE_TOKEN=$(openssl rand -hex 16)
 func (a *app) serveCommand() *cobra.Command {
 	f := &agentFlags{}
 	var addr string
+	var idle time.Duration
 	cmd := &cobra.Command{
 		Use:     "serve [--addr HOST:PORT]",
 		Short:   "Serve agents over an HTTP API with a live web page",
@@ -78,12 +79,19 @@ func (a *app) serveCommand() *cobra.Command {
 			if f.session != "" || f.fork != "" {
 				return usageErrorf("rein serve has no --session or --fork: clients create sessions with POST /v1/sessions")
 			}
-			return a.serve(cmd.Context(), f, addr)
+			if idle < 0 {
+				return usageErrorf("--idle-timeout %s is negative; give how long an idle session keeps its agent, e.g. --idle-timeout 30m", idle)
+			}
+			if idle == 0 {
+				idle = -1 // never
+			}
+			return a.serve(cmd.Context(), f, addr, idle)
 		},
 	}
 	f.register(cmd)
 	fl := cmd.Flags()
 	fl.StringVar(&addr, "addr", defaultServeAddr, "the address to listen on; beyond loopback only with $REIN_SERVE_TOKEN set")
+	fl.DurationVar(&idle, "idle-timeout", 30*time.Minute, "close a session's agent after this long without a turn; it is rebuilt from the store on the next request; 0 keeps agents open")
 	fl.Lookup("cwd").Usage = "the workspace root: sessions work inside it (default the current directory)"
 	fl.Lookup("approve").Usage = "approval of writes and commands: ask (through the API, the default), auto or deny"
 	_ = fl.MarkHidden("session")
@@ -92,7 +100,7 @@ func (a *app) serveCommand() *cobra.Command {
 }
 
 // serve listens on addr until ctx ends.
-func (a *app) serve(ctx context.Context, f *agentFlags, addr string) error {
+func (a *app) serve(ctx context.Context, f *agentFlags, addr string, idle time.Duration) error {
 	token := a.getenv("REIN_SERVE_TOKEN")
 	if err := checkServeAddr(addr, token != ""); err != nil {
 		return err
@@ -114,10 +122,11 @@ func (a *app) serve(ctx context.Context, f *agentFlags, addr string) error {
 	defer st.Close()
 	srv, err := serve.New(&serve.Options{
 		Store: st, Token: token, Root: root,
-		NewAgent: a.serveAgents(f, st),
-		Markdown: func(w io.Writer, events []session.Event) error { writeMarkdown(w, events); return nil },
-		Cost:     catalogCost,
-		Logger:   slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
+		NewAgent:    a.serveAgents(f, st),
+		Markdown:    func(w io.Writer, events []session.Event) error { writeMarkdown(w, events); return nil },
+		Cost:        catalogCost,
+		IdleTimeout: idle,
+		Logger:      slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 	})
 	if err != nil {
 		return err

@@ -49,6 +49,13 @@ func TestServeRefusesOpenAddressWithoutToken(t *testing.T) {
 	}
 }
 
+func TestServeRefusesNegativeIdleTimeout(t *testing.T) {
+	r := newEnv(t).run(nil, "serve", "--idle-timeout", "-5m", "--store", "mem:")
+	if r.code != exitUsage || !strings.Contains(r.stderr, "--idle-timeout -5m0s is negative") {
+		t.Fatalf("exit %d, stderr %q: want a usage error naming --idle-timeout", r.code, r.stderr)
+	}
+}
+
 func TestServeHelpShowsCurlSession(t *testing.T) {
 	r := newEnv(t).run(nil, "serve", "--help")
 	for _, want := range []string{"curl", "/v1/sessions", "/turns", "/events", "/approvals/", "Last-Event-ID"} {

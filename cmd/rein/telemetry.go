@@ -14,18 +14,26 @@ import (
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	semconv "go.opentelemetry.io/otel/semconv/v1.40.0"
+	"go.opentelemetry.io/otel/trace"
 
-	"github.com/reinhq/rein/hook"
 	"github.com/reinhq/rein/llm"
 	"github.com/reinhq/rein/telemetry"
 )
 
-// telemetry adds, when the standard OTEL_* variables ask for an OTLP
-// endpoint, an observer that exports the run's traces to it; stop
-// flushes and ends the export after the agent is closed. With no endpoint
-// set it returns hooks unchanged and a nil stop: nothing is exported and
-// nothing is started.
-func (a *app) telemetry(ctx context.Context, hooks *hook.Set) (_ *hook.Set, stop func() error, err error) {
+// tracing is the export of one setup's traces: the observer, the
+// provider its spans and the MCP client's come from, and stop.
+type tracing struct {
+	obs  *telemetry.Observer
+	tp   trace.TracerProvider
+	stop func() error
+}
+
+// tracing starts, when the standard OTEL_* variables ask for an OTLP
+// endpoint, the export of traces to it: an observer to register on the
+// agent's hooks, the provider of its spans, and stop, which flushes and
+// ends the export after the agent is closed. With no endpoint set it
+// returns nil: nothing is exported and nothing is started.
+func (a *app) tracing(ctx context.Context) (*tracing, error) {
 	env := func(signal, base string) string {
 		if v := a.getenv("OTEL_EXPORTER_OTLP_TRACES_" + signal); v != "" {
 			return v
@@ -38,15 +46,15 @@ func (a *app) telemetry(ctx context.Context, hooks *hook.Set) (_ *hook.Set, stop
 		endpoint = a.getenv("OTEL_EXPORTER_OTLP_ENDPOINT")
 	}
 	if endpoint == "" || strings.EqualFold(a.getenv("OTEL_SDK_DISABLED"), "true") || a.getenv("OTEL_TRACES_EXPORTER") == "none" {
-		return hooks, nil, nil
+		return nil, nil
 	}
 	headers, err := otlpHeaders(env("HEADERS", "HEADERS"))
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	sampler, err := traceSampler(a.getenv("OTEL_TRACES_SAMPLER"), a.getenv("OTEL_TRACES_SAMPLER_ARG"))
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	var exp sdktrace.SpanExporter
 	switch proto := env("PROTOCOL", "PROTOCOL"); proto {
@@ -58,10 +66,10 @@ func (a *app) telemetry(ctx context.Context, hooks *hook.Set) (_ *hook.Set, stop
 	case "grpc":
 		exp, err = otlptracegrpc.New(ctx, otlptracegrpc.WithEndpointURL(endpoint), otlptracegrpc.WithHeaders(headers))
 	default:
-		return nil, nil, usageErrorf("OTEL_EXPORTER_OTLP_PROTOCOL=%q is not supported; use http/protobuf or grpc", proto)
+		return nil, usageErrorf("OTEL_EXPORTER_OTLP_PROTOCOL=%q is not supported; use http/protobuf or grpc", proto)
 	}
 	if err != nil {
-		return nil, nil, fmt.Errorf("telemetry: the OTLP exporter for %s: %w (check OTEL_EXPORTER_OTLP_ENDPOINT)", endpoint, err)
+		return nil, fmt.Errorf("telemetry: the OTLP exporter for %s: %w (check OTEL_EXPORTER_OTLP_ENDPOINT)", endpoint, err)
 	}
 	service := a.getenv("OTEL_SERVICE_NAME")
 	if service == "" {
@@ -79,7 +87,7 @@ func (a *app) telemetry(ctx context.Context, hooks *hook.Set) (_ *hook.Set, stop
 		opts.CaptureContent, opts.Redact = true, telemetry.RedactAll(llm.Redact)
 	}
 	obs := telemetry.New(opts)
-	stop = func() error {
+	stop := func() error {
 		obs.Close()
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
@@ -88,7 +96,7 @@ func (a *app) telemetry(ctx context.Context, hooks *hook.Set) (_ *hook.Set, stop
 		}
 		return nil
 	}
-	return obs.Register(hooks), stop, nil
+	return &tracing{obs: obs, tp: tp, stop: stop}, nil
 }
 
 // otlpHeaders parses OTEL_EXPORTER_OTLP_HEADERS: key=value pairs, comma

@@ -192,17 +192,17 @@ func TestTelemetryEnvErrors(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.env["OTEL_EXPORTER_OTLP_ENDPOINT"] = "http://127.0.0.1:1"
 			a := &app{getenv: func(k string) string { return tc.env[k] }, stderr: io.Discard}
-			_, stop, err := a.telemetry(context.Background(), nil)
+			tr, err := a.tracing(context.Background())
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("error = %v, want one that says %q", err, tc.want)
 			}
-			if stop != nil {
+			if tr != nil {
 				t.Error("an export was started for a bad setting")
 			}
 		})
 	}
 	a := &app{getenv: func(string) string { return "" }}
-	if h, stop, err := a.telemetry(context.Background(), nil); h != nil || stop != nil || err != nil {
-		t.Errorf("with no OTEL_* set: hooks %v, stop set %v, err %v; want nothing", h, stop != nil, err)
+	if tr, err := a.tracing(context.Background()); tr != nil || err != nil {
+		t.Errorf("with no OTEL_* set: tracing %v, err %v; want nothing", tr, err)
 	}
 }

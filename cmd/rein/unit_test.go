@@ -58,10 +58,19 @@ func TestContextFiles(t *testing.T) {
 	// Above the repository root: never read.
 	os.WriteFile(filepath.Join(filepath.Dir(root), "AGENTS.md"), []byte("outside"), 0o644)
 	defer os.Remove(filepath.Join(filepath.Dir(root), "AGENTS.md"))
-	got := contextFiles(sub)
+	m, err := loadMemory(sub)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, f := range m.Files() {
+		if f.Scope == "project" {
+			got = append(got, f.Path)
+		}
+	}
 	want := []string{filepath.Join(root, "AGENTS.md"), filepath.Join(root, "a", "CLAUDE.md"), filepath.Join(root, "a", "b", "AGENTS.md")}
 	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("contextFiles (-want +got):\n%s", diff)
+		t.Errorf("memory files (-want +got):\n%s", diff)
 	}
 }
 

@@ -192,15 +192,33 @@ func Files(opts *LoadOptions) []string {
 // pluginFiles returns the hooks/hooks.json of each plugin folder under
 // .rein/plugins (and, with Claude, .claude/plugins) of opts.Dir, by name.
 func pluginFiles(opts *LoadOptions) []string {
-	dirs := []string{filepath.Join(opts.Dir, ".rein", "plugins")}
-	if opts.Claude {
-		dirs = append(dirs, filepath.Join(opts.Dir, ".claude", "plugins"))
+	var out []string
+	for _, d := range PluginDirs(opts.Dir, opts.Claude) {
+		f := filepath.Join(d, "hooks", "hooks.json")
+		if st, err := os.Stat(f); err == nil && !st.IsDir() {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// PluginDirs returns the plugin folders of workspace dir: those under
+// .rein/plugins, then (with claude) those under .claude/plugins, each
+// group by name. A plugin folder may hold hooks/hooks.json and skills/.
+func PluginDirs(dir string, claude bool) []string {
+	parents := []string{filepath.Join(dir, ".rein", "plugins")}
+	if claude {
+		parents = append(parents, filepath.Join(dir, ".claude", "plugins"))
 	}
 	var out []string
-	for _, d := range dirs {
-		m, _ := filepath.Glob(filepath.Join(d, "*", "hooks", "hooks.json"))
-		sortStrings(m)
-		out = append(out, m...)
+	for _, p := range parents {
+		entries, _ := os.ReadDir(p)
+		for _, e := range entries { // ReadDir sorts by name
+			d := filepath.Join(p, e.Name())
+			if st, err := os.Stat(d); err == nil && st.IsDir() { // a linked plugin too
+				out = append(out, d)
+			}
+		}
 	}
 	return out
 }

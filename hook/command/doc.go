@@ -29,7 +29,9 @@
 // those programs parse, kept by Options.Transcripts.
 //
 // Events map onto hook points: PreToolUse at pre-tool-use (deny, edit, and
-// allow/ask through the approval point), PostToolUse and
+// allow/ask through the approval point; an ask reaches the agent's
+// approver as a tool.ApprovalRequest with HookAsked set, which a
+// tool.Policy puts to its approver whatever its default), PostToolUse and
 // PostToolUseFailure at tool-result (context, feedback, stop),
 // UserPromptSubmit at prompt submit (deny, context), Stop at finalize (a
 // block continues the turn with the reason as a nudge, and the next run of

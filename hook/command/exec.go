@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	toolexec "github.com/reinhq/rein/tool/exec"
 )
 
 // DefaultMaxOutput is how many bytes of a command's stdout and of its
@@ -126,20 +128,6 @@ func (r *Runner) redact(s string) string {
 	return s
 }
 
-// secretName reports whether an environment variable likely holds a
-// credential; those are not passed to hooks unless asked for.
-func secretName(name string) bool {
-	n := strings.ToUpper(name)
-	// The words rein's shell tool withholds too; AUTH or SESSION would
-	// catch GIT_AUTHOR_NAME and DBUS_SESSION_BUS_ADDRESS, which hooks need.
-	for _, w := range []string{"KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "PRIVATE"} {
-		if strings.Contains(n, w) {
-			return true
-		}
-	}
-	return false
-}
-
 // buildEnv is the hooks' environment: rein's own minus secrets (unless
 // named in pass), plus extra and the project directory variables.
 func buildEnv(base []string, pass []string, extra []string, dir string) (env, secrets []string) {
@@ -148,7 +136,7 @@ func buildEnv(base []string, pass []string, extra []string, dir string) (env, se
 		if !ok {
 			continue
 		}
-		if secretName(name) && !containsFold(pass, name) {
+		if toolexec.CredentialName(name) && !containsFold(pass, name) {
 			if len(val) >= 8 {
 				secrets = append(secrets, val)
 			}

@@ -43,10 +43,11 @@ func (r *Runner) fire(ctx context.Context, c *call) ([]result, error) {
 		return nil, err
 	}
 	res := make([]result, len(sel))
+	env := r.traceEnv(c)
 	runOne := func(i int) {
 		e := sel[i]
 		res[i].e = e
-		res[i].out = r.run(ctx, e.Command, e.Timeout, payload, entryEnv(e, c.env))
+		res[i].out = r.run(ctx, e.Command, e.Timeout, payload, entryEnv(e, env))
 		if res[i].out.err == nil {
 			res[i].ans = decode(c.event, &res[i].out)
 		}

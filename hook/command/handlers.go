@@ -115,23 +115,8 @@ func (r *Runner) approval(ctx context.Context, in *hook.ToolInput) (hook.Approva
 	r.mu.Lock()
 	d := r.approvals[in.Call.ID]
 	delete(r.approvals, in.Call.ID)
-	if ask, ok := d.(*hook.Ask); ok {
-		r.asked[in.Call.ID] = ask.Reason
-	}
 	r.mu.Unlock()
 	return d, nil
-}
-
-// TakeAsk reports, and forgets, whether a PreToolUse hook answered "ask"
-// for the call, with its reason. A host's approver uses it to put such a
-// call to a person even when its policy would allow the call unasked,
-// and to refuse it when no one can be asked.
-func (r *Runner) TakeAsk(id llm.CallID) (reason string, asked bool) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	reason, asked = r.asked[id]
-	delete(r.asked, id)
-	return reason, asked
 }
 
 // dispatched forgets a permission answer of a call that never reached
@@ -139,7 +124,6 @@ func (r *Runner) TakeAsk(id llm.CallID) (reason string, asked bool) {
 func (r *Runner) dispatched(ctx context.Context, in *hook.DispatchedInput) error {
 	r.mu.Lock()
 	delete(r.approvals, in.Call.ID)
-	delete(r.asked, in.Call.ID)
 	r.mu.Unlock()
 	return nil
 }

@@ -56,6 +56,10 @@ type Options struct {
 	// from the goroutine that ran the hook point. A host shows warnings and
 	// system messages from here.
 	OnReport func(Report)
+	// TraceParent, when set, gives the W3C trace context of a hook's
+	// scope (and call), passed to its commands as $TRACEPARENT; "" passes
+	// none. telemetry.Observer.TraceParent is one.
+	TraceParent func(s hook.Scope, call llm.CallID) string
 	// Logger receives non-blocking hook errors and system messages; nil
 	// discards them.
 	Logger *slog.Logger
@@ -77,7 +81,6 @@ type Runner struct {
 	stops     map[turnKey]string
 	nudged    map[turnKey]bool
 	approvals map[llm.CallID]hook.ApprovalDecision
-	asked     map[llm.CallID]string
 }
 
 type turnKey struct {
@@ -89,7 +92,7 @@ type turnKey struct {
 // not run (other hook types, unsupported events) are kept for listings
 // and skipped.
 func New(entries []Entry, opts *Options) (*Runner, error) {
-	r := &Runner{stops: map[turnKey]string{}, nudged: map[turnKey]bool{}, approvals: map[llm.CallID]hook.ApprovalDecision{}, asked: map[llm.CallID]string{}}
+	r := &Runner{stops: map[turnKey]string{}, nudged: map[turnKey]bool{}, approvals: map[llm.CallID]hook.ApprovalDecision{}}
 	if opts != nil {
 		r.opts = *opts
 	}

@@ -36,6 +36,7 @@ var Vocabulary = []Vocab{
 	{Tool: "glob", Theirs: "Glob"},
 	{Tool: "grep", Theirs: "Grep"},
 	{Tool: "todo", Theirs: "TodoWrite", Fields: [][2]string{{"items", "todos"}}},
+	{Tool: "skill", Theirs: "Skill", Fields: [][2]string{{"name", "skill"}}},
 }
 
 // vocabOf returns the row of rein's tool name, or nil.

@@ -15,6 +15,9 @@ class View {
     this.t.dataset.lastSeq = '0';
     this.t.dataset.events = '0';
     this.cards = new Map();
+    this.children = new Map(); // subagent cards by spawn call
+    this.kids = new Map(); // the same by child session
+    this.kidsTimer = 0; // polls the sessions list while a spawn runs
     this.live = null; // the streaming block of the current response
     this.running = false;
     this.step = 0; // the step in progress
@@ -28,7 +31,9 @@ class View {
 
   close() {
     this.stream.close();
+    for (const c of this.kids.values()) c.close();
     clearTimeout(this.summaryTimer);
+    clearInterval(this.kidsTimer);
   }
 
   add(node) {
@@ -85,6 +90,7 @@ class View {
         break;
       case 'tool.call':
         this.card({ id: d.call_id, name: d.name, args: d.args }).setStatus('running');
+        this.watchKids();
         break;
       case 'tool.result':
         this.card({ id: d.call_id, name: d.name || '?', args: null }).result(d);
@@ -95,10 +101,29 @@ class View {
       case 'compaction':
         this.add(el('div', 'sep', 'earlier conversation compacted'));
         break;
+      case 'subagent.queued':
+      case 'subagent.start':
+      case 'subagent.end':
+      case 'subagent.handoff':
+        subagentEvent(this, ev.type, d);
+        break;
       case 'prompt.blocked':
         this.add(el('div', 'sep end blocked', 'prompt blocked: ' + d.reason));
         break;
     }
+  }
+
+  // watchKids looks for new children every second while a spawn runs.
+  watchKids() {
+    const spawning = () => [...this.cards.values()].some((c) => c.spawn && c.root.dataset.status === 'running');
+    if (this.kidsTimer || !spawning()) return;
+    this.kidsTimer = setInterval(() => {
+      if (!spawning()) {
+        clearInterval(this.kidsTimer);
+        this.kidsTimer = 0;
+      }
+      refreshSessions();
+    }, 1000);
   }
 
   message(cls, who, text) {
@@ -266,30 +291,15 @@ async function refreshSessions() {
   } catch (e) {
     return;
   }
-  const ul = $('sessions');
-  ul.replaceChildren();
-  for (const s of list.sessions) {
-    const li = el('li', s.id === (view && view.id) ? 'current' : '');
-    const a = el('a', '', s.title || '(untitled)');
-    a.href = '#/s/' + s.id;
-    li.appendChild(a);
-    const meta = el('div', 'meta', new Date(s.updated).toLocaleString() + (s.running ? ' · running' : '') + (s.waiting ? ' · waiting' : ''));
-    li.appendChild(meta);
-    ul.appendChild(li);
-  }
+  const nav = $('sessions');
+  nav.replaceChildren(...sessionTree(list.sessions, view && view.id).childNodes);
   if (view) {
-    const kids = list.sessions.filter((s) => s.parent === view.id);
-    const box = $('children');
-    box.replaceChildren();
-    box.hidden = kids.length === 0;
-    if (kids.length) box.appendChild(el('span', '', 'children: '));
-    for (const k of kids) {
-      const a = el('a', '', k.title || k.id);
-      a.href = '#/s/' + k.id;
-      box.appendChild(a);
-    }
     const me = list.sessions.find((s) => s.id === view.id);
-    if (me) $('title').textContent = me.title || me.id;
+    if (me) {
+      $('title').textContent = me.title || me.id;
+      kinLinks($('children'), me, list.sessions);
+      adoptChildren(view, list.sessions);
+    }
   }
 }
 

@@ -44,6 +44,8 @@ function argsView(name, args) {
 class Card {
   constructor(call) {
     this.id = call.id;
+    this.name = call.name;
+    this.spawn = !!(call.args && typeof call.args.task === 'string'); // a subagent's spawn, by its arguments
     this.root = el('div', 'card');
     this.root.dataset.callId = call.id;
     const head = el('div', 'card-head');

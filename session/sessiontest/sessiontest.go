@@ -933,6 +933,8 @@ func AllPayloads(id session.ID) []session.Event {
 	l.Add(&session.StepEnd{Step: 1, Usage: llm.Usage{Input: 100, Output: 20}, Finish: llm.FinishToolCalls})
 	l.Add(&session.Compaction{Summary: "they looked at a.go", FromSeq: 2, ToSeq: 4, TokensBefore: 5000, TokensAfter: 300})
 	l.Add(&session.SessionMeta{Key: "title", Value: "Look"})
+	l.Add(&session.Decision{Kind: "choice", Question: "which file next?", Options: []string{"a.go", "b.go"}, Choice: "b.go", Reason: "tests",
+		Attempts: 2, Provider: "anthropic", Model: "haiku", Usage: llm.Usage{Input: 40, Output: 9}, Cost: 0.0001, CallID: "k1"})
 	l.Add(&session.TurnEnd{Reason: session.EndAborted, Cause: "user", Message: "cancelled", Code: "ABORT"})
 	return l.Events
 }

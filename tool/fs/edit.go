@@ -65,7 +65,7 @@ type writeArgs struct {
 	Content string `json:"content"`
 }
 
-func (t *tools) writeTool() tool.Tool {
+func (t *tools) writeTool() *tool.Func {
 	return &tool.Func{ToolSpec: tool.Spec{
 		Name: "write",
 		Description: "Write a file in the workspace, creating it and its parent directories or replacing it whole. " +
@@ -109,7 +109,7 @@ func (t *tools) write(ctx context.Context, call *tool.Call) (*tool.Result, error
 	case !errors.Is(err, iofs.ErrNotExist):
 		return pathError(a.Path, err), nil
 	}
-	fp, err := t.writeFile(rel, []byte(a.Content), perm)
+	fp, err := t.writeAny(ctx, rel, []byte(a.Content), perm)
 	if err != nil {
 		return pathError(a.Path, err), nil
 	}
@@ -142,7 +142,7 @@ const editProps = `"old_string":{"type":"string","description":"the exact text t
 	`"new_string":{"type":"string","description":"the text to put in its place"},` +
 	`"replace_all":{"type":"boolean","description":"replace every occurrence (default: old_string must occur exactly once)"}`
 
-func (t *tools) editTool() tool.Tool {
+func (t *tools) editTool() *tool.Func {
 	return &tool.Func{ToolSpec: tool.Spec{
 		Name: "edit",
 		Description: "Replace exact text in a file: old_string must occur exactly once (add surrounding lines to make it unique) " +
@@ -160,7 +160,7 @@ func (t *tools) editTool() tool.Tool {
 	}, SubjectFn: tool.PathSubject}
 }
 
-func (t *tools) multiEditTool() tool.Tool {
+func (t *tools) multiEditTool() *tool.Func {
 	return &tool.Func{ToolSpec: tool.Spec{
 		Name: "multi_edit",
 		Description: "Make several exact-text replacements in one file, applied in order, each to the result of the one before. " +
@@ -222,7 +222,7 @@ func (t *tools) applyEdits(ctx context.Context, call *tool.Call, name string, ed
 		}
 		content, total = next, total+n
 	}
-	fp, err = t.writeFile(rel, []byte(content), mode.Perm())
+	fp, err = t.writeAny(ctx, rel, []byte(content), mode.Perm())
 	if err != nil {
 		return pathError(name, err)
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/reinhq/rein/llm"
 	"github.com/reinhq/rein/tool"
@@ -46,4 +47,35 @@ func Example() {
 	// Edited hello.txt: replaced 1 occurrence.
 	//      1	Hello, rein!
 	//      1	Hello, rein!
+}
+
+// loggedFiles is a Files that says what it writes, then writes to disk,
+// as an editor host's would after updating its buffers.
+type loggedFiles struct{ root string }
+
+func (l loggedFiles) WriteFile(ctx context.Context, abs string, data []byte, perm os.FileMode) error {
+	rel, _ := filepath.Rel(l.root, abs)
+	fmt.Printf("host writes %s (%d bytes)\n", rel, len(data))
+	return os.WriteFile(abs, data, perm)
+}
+
+// WithFiles makes the writing tools put new content through a host's
+// Files, after their own checks: a path outside the workspace never
+// reaches it.
+func ExampleWithFiles() {
+	dir, _ := os.MkdirTemp("", "rein-example")
+	defer os.RemoveAll(dir)
+	root, _ := filepath.EvalSymlinks(dir)
+	tools := map[string]tool.Tool{}
+	for _, t := range fs.WithFiles(fs.NewTools(&sandbox.Policy{Root: dir}, nil), loggedFiles{root}) {
+		tools[t.Spec().Name] = t
+	}
+	for _, args := range []string{`{"path":"notes/todo.txt","content":"ship it\n"}`, `{"path":"../elsewhere.txt","content":"x"}`} {
+		res, _ := tools["write"].Call(context.Background(), &tool.Call{ID: "1", Name: "write", Args: json.RawMessage(args), Session: "demo"})
+		fmt.Println(strings.ReplaceAll(res.Parts[0].(*llm.Text).Text, dir, "ROOT"))
+	}
+	// Output:
+	// host writes notes/todo.txt (8 bytes)
+	// Created notes/todo.txt (1 line, 8 bytes).
+	// path ../elsewhere.txt is outside the workspace ROOT; use a path inside it
 }

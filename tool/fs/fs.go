@@ -79,6 +79,7 @@ type tools struct {
 	p     *sandbox.Policy
 	o     Options
 	state *ReadState
+	files Files // where writes go; nil is the OS
 }
 
 // NewTools returns the tools read, write, edit, multi_edit, ls, glob and
@@ -86,8 +87,11 @@ type tools struct {
 func NewTools(policy *sandbox.Policy, opts *Options) []tool.Tool {
 	o := opts.withDefaults()
 	t := &tools{p: policy, o: o, state: o.State}
+	writer := func(build func(*tools) *tool.Func) tool.Tool {
+		return &fileTool{Func: build(t), t: t, build: build}
+	}
 	return []tool.Tool{
-		t.readTool(), t.writeTool(), t.editTool(), t.multiEditTool(),
+		t.readTool(), writer((*tools).writeTool), writer((*tools).editTool), writer((*tools).multiEditTool),
 		t.lsTool(), t.globTool(), t.grepTool(),
 	}
 }

@@ -3,14 +3,20 @@
 // {"first": [...], "cancelled": [...], "stops": [...], "replay": [...], "after": [...]}.
 // The trace lines have the shape of rein's Go test client (acp/acptest).
 //
+// With REIN_SCENARIO=editor it plays an editor that offers its file system
+// and terminals instead, and prints {"requests": [...], "stops": [...]}:
+// the file and terminal requests rein made of it.
+//
 // Usage: REIN_ACP='["/path/to/rein","acp",...]' REIN_WORK=/abs/dir node client.mjs
 import { spawn } from "node:child_process";
+import { readFileSync, writeFileSync } from "node:fs";
 import { Readable, Writable } from "node:stream";
 import * as acp from "@agentclientprotocol/sdk";
 
 const argv = JSON.parse(process.env.REIN_ACP);
 const work = process.env.REIN_WORK;
-const answers = ["allow-once", "reject", "allow-once"];
+const scenario = process.env.REIN_SCENARIO || "session";
+const answers = scenario === "editor" ? ["allow-once", "allow-once"] : ["allow-once", "reject", "allow-once"];
 
 let trace = [];
 let lastKind = "";
@@ -68,8 +74,36 @@ function onUpdate(u) {
   }
 }
 
+// The editor's open buffers and terminals, for the editor scenario.
+const buffers = new Map();
+const terminals = new Map();
+const requests = [];
+
+function createTerminal(params) {
+  const id = "term" + (terminals.size + 1);
+  const env = { ...process.env };
+  for (const v of params.env ?? []) env[v.name] = v.value;
+  requests.push(`terminal ${params.command} ${(params.args ?? []).join(" ")}`);
+  const child = spawn(params.command, params.args ?? [], { cwd: params.cwd ?? work, env, stdio: ["ignore", "pipe", "pipe"] });
+  const t = { child, out: "", limit: params.outputByteLimit ?? 0, status: null };
+  t.exited = new Promise((resolve) =>
+    child.on("exit", (code, signal) => {
+      t.status = { exitCode: code, signal: signal ? "signal: " + signal : null };
+      resolve(t.status);
+    }),
+  );
+  const take = (b) => {
+    t.out += b.toString();
+    if (t.limit > 0 && t.out.length > t.limit) t.out = t.out.slice(t.out.length - t.limit);
+  };
+  child.stdout.on("data", take);
+  child.stderr.on("data", take);
+  terminals.set(id, t);
+  return { terminalId: id };
+}
+
 function editor() {
-  return acp
+  const c = acp
     .client({ name: "rein-test-editor" })
     .onNotification(acp.methods.client.session.update, ({ params }) => onUpdate(params.update))
     .onRequest(acp.methods.client.session.requestPermission, ({ params }) => {
@@ -81,6 +115,35 @@ function editor() {
       const a = answers.shift();
       record("permission ", `${id} ${a}`, false);
       return { outcome: { outcome: "selected", optionId: a } };
+    });
+  if (scenario !== "editor") return c;
+  return c
+    .onRequest(acp.methods.client.fs.readTextFile, ({ params }) => {
+      requests.push("fs read " + params.path);
+      return { content: buffers.get(params.path) ?? readFileSync(params.path, "utf8") };
+    })
+    .onRequest(acp.methods.client.fs.writeTextFile, ({ params }) => {
+      requests.push("fs write " + params.path);
+      writeFileSync(params.path, params.content);
+      if (buffers.has(params.path)) buffers.set(params.path, params.content);
+      return {};
+    })
+    .onRequest(acp.methods.client.terminal.create, ({ params }) => createTerminal(params))
+    .onRequest(acp.methods.client.terminal.output, ({ params }) => {
+      const t = terminals.get(params.terminalId);
+      return { output: t.out, truncated: false, ...(t.status ? { exitStatus: t.status } : {}) };
+    })
+    .onRequest(acp.methods.client.terminal.waitForExit, async ({ params }) => terminals.get(params.terminalId).exited)
+    .onRequest(acp.methods.client.terminal.kill, ({ params }) => {
+      terminals.get(params.terminalId).child.kill("SIGKILL");
+      return {};
+    })
+    .onRequest(acp.methods.client.terminal.release, async ({ params }) => {
+      const t = terminals.get(params.terminalId);
+      t.child.kill("SIGKILL");
+      await t.exited;
+      requests.push(`terminal ${params.terminalId} released`);
+      return {};
     });
 }
 
@@ -99,6 +162,26 @@ async function withRein(op) {
 
 const result = { stops: [] };
 const init = { protocolVersion: acp.PROTOCOL_VERSION, clientCapabilities: {} };
+
+if (scenario === "editor") {
+  const a = work + "/a.txt";
+  buffers.set(a, "old\nunsaved\n");
+  await withRein(async (ctx) => {
+    const caps = { fs: { readTextFile: true, writeTextFile: true }, terminal: true };
+    await ctx.request(acp.methods.agent.initialize, { protocolVersion: acp.PROTOCOL_VERSION, clientCapabilities: caps });
+    const { sessionId } = await ctx.request(acp.methods.agent.session.new, { cwd: work, mcpServers: [] });
+    const r = await ctx.request(acp.methods.agent.session.prompt, {
+      sessionId,
+      prompt: [{ type: "text", text: "edit a.txt and run it" }],
+    });
+    result.stops.push(r.stopReason);
+    await ctx.request(acp.methods.agent.session.close, { sessionId });
+  });
+  result.requests = requests;
+  result.buffer = buffers.get(a);
+  process.stdout.write(JSON.stringify(result) + "\n");
+  process.exit(0);
+}
 
 const sessionId = await withRein(async (ctx) => {
   const ini = await ctx.request(acp.methods.agent.initialize, init);
