@@ -24,6 +24,7 @@ var layers = map[string][]string{
 	"skill":       {"llm", "tool", "session", "hook", "skill"},
 	"agent":       {"llm", "tool", "session", "hook", "skill", "agent"},
 	"internal":    {"llm", "tool", "session", "hook", "internal"},
+	"durable":     {"llm", "tool", "session", "hook", "agent", "durable"},
 	"serve":       {"llm", "tool", "session", "hook", "agent", "serve"},
 	"telemetry":   {"llm", "tool", "session", "hook", "agent", "telemetry"},
 	"acp":         {"llm", "tool", "session", "hook", "mcp", "agent", "acp"},

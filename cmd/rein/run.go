@@ -58,6 +58,7 @@ type agentFlags struct {
 	// the tools the editor runs in place of rein's.
 	editorMCP   []mcp.ServerConfig
 	existing    bool
+	durable     bool // turns may be resumed (a worker's): agent.Options.Durable
 	editorTools func([]tool.Tool, *sandbox.Policy) []tool.Tool
 	resume      bool // rein run --resume: continue the session's cut-short turn
 }
@@ -417,7 +418,7 @@ func (a *app) build(ctx context.Context, f *agentFlags, ask tool.Approver, inter
 		Hooks:        hooks,
 		Approver:     approver,
 		DryRun:       f.dryRun,
-		Durable:      f.resume,
+		Durable:      f.resume || f.durable,
 		Closers:      s.kit.closers,
 		// Spilled output stays inside the workspace, where the model's
 		// read tool can open the file it is pointed to.
@@ -450,6 +451,7 @@ func (a *app) runCommand() *cobra.Command {
 		jsonOut     bool
 		timeout     time.Duration
 		showContext bool
+		queue       string
 	)
 	cmd := &cobra.Command{
 		Use:   "run [flags] PROMPT [-]",
@@ -495,6 +497,9 @@ cancelled (Ctrl-C).`,
 					return err
 				}
 			}
+			if queue != "" {
+				return a.runQueued(cmd.Context(), f, prompt, queue, jsonOut, timeout)
+			}
 			return a.runTurn(cmd.Context(), f, prompt, jsonOut, timeout)
 		},
 	}
@@ -502,6 +507,7 @@ cancelled (Ctrl-C).`,
 	cmd.Flags().BoolVarP(&cont, "continue", "c", false, "continue the workspace's latest session")
 	cmd.Flags().BoolVar(&jsonOut, "json", false, "print the turn's session events as NDJSON on stdout as they are recorded, with text.delta lines and a closing result line (answer, end, usage, cost, session)")
 	cmd.Flags().DurationVar(&timeout, "timeout", 0, "end the turn after this long (e.g. 5m); exit code 3")
+	cmd.Flags().StringVar(&queue, "queue", "", "submit the turn to this queue for a 'rein worker' to run (needs --store postgres://… or sqlite:PATH), and follow it")
 	cmd.Flags().BoolVar(&showContext, "show-context", false, "print the system prompt and tools the model would be given, and exit")
 	registerResume(cmd, f)
 	return cmd

@@ -163,8 +163,10 @@ func (s *Store) take(ctx context.Context, id session.ID, st *state, hold bool) e
 				}
 				return &LeaseError{Session: id, Holder: *l, Op: "append"}
 			}
-			if repaired, err = s.repair(ctx, tx, id, last); err != nil {
-				return err
+			if !s.opts.KeepOpenTurns { // else left for a durable resume
+				if repaired, err = s.repair(ctx, tx, id, last); err != nil {
+					return err
+				}
 			}
 			if len(repaired) > 0 {
 				last = repaired[len(repaired)-1].Seq

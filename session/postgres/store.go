@@ -61,6 +61,12 @@ type Options struct {
 	// LeaseTTL is how long a session's lease lasts without renewal; the
 	// Store renews its leases every third of it. Zero is DefaultLeaseTTL.
 	LeaseTTL time.Duration
+	// KeepOpenTurns leaves the turns a dead lease holder left open as
+	// they are, for a durable resume to continue them, instead of
+	// closing them with repairs when the lease is taken over (see
+	// Crash recovery). Hosts that resume turns (a worker, and whoever
+	// follows its sessions) set it.
+	KeepOpenTurns bool
 	// MaxConns caps the connection pool; zero is pgx's default. The Store
 	// keeps one more connection of its own for leases and notifications.
 	MaxConns int32
