@@ -34,13 +34,19 @@ type tally struct {
 	usage   llm.Usage
 	cost    float64
 	byModel map[string]float64
+	// answered: the model answered at least once (a message was recorded).
+	answered bool
 }
 
 func (t *tally) add(ev session.Event) {
+	if ev.ParentRun != "" {
+		return // a child's: its subagent.end brings its totals
+	}
 	switch d := ev.Data.(type) {
 	case *session.StepStart:
 		t.steps++
 	case *session.AssistantMessage:
+		t.answered = true
 		t.usage.Add(d.Usage)
 		model := ""
 		if d.Provenance != nil {
@@ -54,6 +60,16 @@ func (t *tally) add(ev session.Event) {
 		t.byModel[model] += c
 		if txt := resultText(d.Parts); txt != "" {
 			t.answer = txt
+		}
+	case *session.SubagentEnd:
+		// A child's usage and cost, its own children's included.
+		t.usage.Add(d.Usage)
+		t.cost += d.Cost
+		for model, u := range d.ByModel {
+			if t.byModel == nil {
+				t.byModel = map[string]float64{}
+			}
+			t.byModel[model] += u.Cost
 		}
 	}
 }

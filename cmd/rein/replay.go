@@ -62,10 +62,10 @@ in the store. No API key is needed.`,
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(a.stderr, "replayed %d turns, %d model responses, %d tool calls; %d divergences\n",
-				rep.turns, rep.responses, rep.toolCalls, len(rep.divergences))
+			fmt.Fprintf(a.stderr, "replayed %s, %s, %s; %s\n",
+				plural(rep.turns, "turn"), plural(rep.responses, "model response"), plural(rep.toolCalls, "tool call"), plural(len(rep.divergences), "divergence"))
 			if strict && len(rep.divergences) > 0 {
-				return &codeError{code: exitError, err: fmt.Errorf("the replay diverged from the record in %d places", len(rep.divergences))}
+				return &codeError{code: exitError, err: fmt.Errorf("the replay diverged from the record in %s", plural(len(rep.divergences), "place"))}
 			}
 			return nil
 		},
@@ -81,7 +81,7 @@ in the store. No API key is needed.`,
 func exactArgs(n int, what string) cobra.PositionalArgs {
 	return func(cmd *cobra.Command, args []string) error {
 		if len(args) != n {
-			return usageErrorf("%s needs %s (got %d arguments)\nRun '%s --help' for usage.", cmd.CommandPath(), what, len(args), cmd.CommandPath())
+			return usageErrorf("%s needs %s (got %s)\nRun '%s --help' for usage.", cmd.CommandPath(), what, plural(len(args), "argument"), cmd.CommandPath())
 		}
 		return nil
 	}
@@ -289,7 +289,7 @@ func replaySession(ctx context.Context, events []session.Event, opts *replayOpti
 	for i, t := range turns {
 		rep.turns++
 		fmt.Fprintf(info, "» %s\n", shorten(partsText(t.prompt), 200))
-		r := newTextRenderer(out, info)
+		r := newTextRenderer(out, info, nil)
 		for ev, err := range ag.Stream(ctx, &agent.RunRequest{Parts: t.prompt}) {
 			if err != nil {
 				diverge("turn %d ended in error: %v", i+1, err)

@@ -100,7 +100,10 @@ type setup struct {
 	resumed  bool         // the session existed before
 	shared   bool         // store is the host's: not closed here
 	box      *shellBox    // where the shell's commands run; nil without a shell
-	kids     childView    // shows the subagents' events
+	// discard deletes the session on Close: it was made for a run that
+	// never reached the model.
+	discard bool
+	kids    childView // shows the subagents' events
 	// stopTelemetry flushes exported spans; nil when OTEL_* asks for none.
 	stopTelemetry func() error
 }
@@ -137,6 +140,9 @@ func (s *setup) closeWith(reason string) error {
 	var errs []error
 	if s.agent != nil {
 		errs = append(errs, s.agent.Close())
+		if s.discard {
+			errs = append(errs, s.store.Delete(context.Background(), s.agent.Session()))
+		}
 	} else if s.kit != nil {
 		for _, c := range s.kit.closers {
 			errs = append(errs, c.Close())
@@ -443,7 +449,7 @@ cancelled (Ctrl-C).`,
 				return cobra.MaximumNArgs(1)(cmd, args)
 			}
 			if len(args) == 0 || len(args) > 2 || (len(args) == 2 && args[1] != "-") {
-				return usageErrorf("rein run needs one PROMPT argument, PROMPT - (stdin appended as context) or - (the prompt from stdin), got %d arguments\nRun 'rein run --help' for usage.", len(args))
+				return usageErrorf("rein run needs one PROMPT argument, PROMPT - (stdin appended as context) or - (the prompt from stdin), got %s\nRun 'rein run --help' for usage.", plural(len(args), "argument"))
 			}
 			return nil
 		},
@@ -551,18 +557,21 @@ func (a *app) runTurn(ctx context.Context, f *agentFlags, prompt string, jsonOut
 		jr = &jsonRenderer{w: bufio.NewWriter(a.stdout)}
 		r = jr
 	} else {
-		r = newTextRenderer(a.stdout, a.stderr)
+		r = newTextRenderer(a.stdout, a.stderr, a.outTTY)
 	}
 	r = s.kids.attach(r)
 	var end *session.TurnEnd
 	var last *session.AssistantMessage
 	var runErr error
+	var sum tally
 	children := 0
+	start := time.Now()
 	for ev, err := range s.agent.Stream(runCtx, s.request(prompt)) {
 		if err != nil {
 			runErr = err
 			break
 		}
+		sum.add(ev)
 		switch d := ev.Data.(type) {
 		case *session.TurnEnd:
 			end = d
@@ -576,9 +585,15 @@ func (a *app) runTurn(ctx context.Context, f *agentFlags, prompt string, jsonOut
 	s.kids.wait(children)
 	r.flush()
 	if jr != nil {
-		jr.result(s.agent.Session(), end, runErr)
+		sid := s.agent.Session()
+		if unused(s, end, &sum) {
+			sid = "" // not kept
+		}
+		jr.result(sid, end, runErr)
+	} else if a.errTTY {
+		fmt.Fprintln(a.stderr, summaryLine(&sum, time.Since(start)))
 	}
-	fmt.Fprintf(a.stderr, "session %s\n", s.agent.Session())
+	a.keepSession(runCtx, s, prompt, end, &sum)
 	if err := turnExit(end, runErr); err != nil {
 		return err
 	}

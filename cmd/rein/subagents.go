@@ -162,7 +162,7 @@ func writeChildren(ctx context.Context, w io.Writer, st session.Store, events []
 			if e.Cause != "" {
 				how += " (" + e.Cause + ")"
 			}
-			how += fmt.Sprintf(", %d steps, %d tokens", e.Steps, e.Usage.Total())
+			how += fmt.Sprintf(", %s, %s", plural(e.Steps, "step"), plural(int(e.Usage.Total()), "token"))
 			if e.Cost > 0 {
 				how += fmt.Sprintf(", $%.4f", e.Cost)
 			}
