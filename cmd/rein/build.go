@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/reinhq/rein/agent"
 	"github.com/reinhq/rein/llm"
@@ -302,7 +303,8 @@ const baseSystem = `You are rein, a careful software engineering agent working i
 Use the tools to inspect before you change anything, keep changes small, and say plainly what you did.`
 
 // systemPrompt assembles the system prompt: --system (text or @FILE), else
-// rein's own, then the workspace's instruction files.
+// rein's own, then the environment section and the workspace's
+// instruction files.
 func systemPrompt(flag, root string) (string, error) {
 	sys := baseSystem
 	if flag != "" {
@@ -317,6 +319,7 @@ func systemPrompt(flag, root string) (string, error) {
 	}
 	var b strings.Builder
 	b.WriteString(strings.TrimSpace(sys))
+	b.WriteString("\n\n" + environmentSection(root, time.Now()))
 	for _, f := range contextFiles(root) {
 		data, err := os.ReadFile(f)
 		if err != nil {

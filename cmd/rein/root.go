@@ -65,6 +65,7 @@ Start with 'rein run "PROMPT"' (needs an API key or a local server) or
 	})
 	root.PersistentFlags().StringVar(&a.configPath, "config", "", "config file (default $XDG_CONFIG_HOME/rein/config.toml)")
 	root.PersistentFlags().StringVar(&a.storeSpec, "store", "", "session store: sqlite:PATH | jsonl:DIR | postgres://URL | mem: (default sqlite: under $XDG_STATE_HOME/rein)")
+	completeStore(root)
 	root.AddCommand(a.versionCommand())
 	for _, add := range extraCommands {
 		root.AddCommand(add(a))

@@ -73,13 +73,14 @@ func (f *agentFlags) register(cmd *cobra.Command) {
 	fl.BoolVar(&f.dryRun, "dry-run", false, "tools that change things only say what they would do")
 	fl.IntVar(&f.maxSteps, "max-steps", 0, "stop the turn after N steps (default 100)")
 	fl.Float64Var(&f.maxCost, "max-cost", 0, "stop the turn before spending more than USD")
-	fl.StringVar(&f.system, "system", "", "the system prompt, as TEXT or @FILE (AGENTS.md and CLAUDE.md are added)")
+	fl.StringVar(&f.system, "system", "", "the system prompt, as TEXT or @FILE (the environment — directory, OS, date, git branch — and AGENTS.md and CLAUDE.md are added)")
 	fl.DurationVar(&f.net.stall, "stall-timeout", defaultStallTimeout, "abandon and retry a model request that sends nothing for this long")
 	fl.DurationVar(&f.net.connect, "connect-timeout", defaultConnectTimeout, "give up connecting to the provider after this long")
 	registerMCPFlag(fl, &f.mcp)
 	addHooksFlag(cmd, &f.hooks)
 	f.sandbox.register(fl)
 	f.perms.register(fl)
+	completeFlagValues(cmd)
 }
 
 // setup is everything one agent needs, built from flags and config.
@@ -150,6 +151,9 @@ func (s *setup) closeWith(reason string) error {
 	}
 	if s.stopTelemetry != nil {
 		errs = append(errs, s.stopTelemetry())
+	}
+	if s.root != "" {
+		errs = append(errs, ignoreReinState(s.root))
 	}
 	if s.store != nil && !s.shared {
 		errs = append(errs, s.store.Close())
