@@ -160,4 +160,3 @@ func TestReinDirKeepsOutOfGitStatus(t *testing.T) {
 		t.Errorf("git status with a shared agent:\n%s", st)
 	}
 }
-
