@@ -194,8 +194,9 @@ func parseToolList(spec string, cfg *config) ([]string, error) {
 // buildTools makes the named tools, confined to the workspace root, the
 // shell's commands in box (nil: the shell's default sandbox). Long
 // shell outputs are spilled to spillDir, or by default to .rein/spill in
-// the workspace, where the model can read them.
-func buildTools(root, spillDir string, names []string, box *shellBox) (*toolKit, error) {
+// the workspace, where the model can read them. models resolves the
+// models subagent definitions name (nil: children run on the parent's).
+func buildTools(root, spillDir string, names []string, box *shellBox, models func(string) (*agent.Target, error)) (*toolKit, error) {
 	kit := &toolKit{reads: fs.NewReadState()}
 	if len(names) == 0 {
 		return kit, nil
@@ -228,7 +229,7 @@ func buildTools(root, spillDir string, names []string, box *shellBox) (*toolKit,
 		kit.tools = append(kit.tools, todo.New(nil))
 	}
 	if want(agent.SpawnToolName) {
-		t, err := spawnTool(root)
+		t, err := spawnTool(root, models)
 		if err != nil {
 			return nil, err
 		}

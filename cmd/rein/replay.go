@@ -264,7 +264,7 @@ func replaySession(ctx context.Context, events []session.Event, opts *replayOpti
 			}
 		}
 	}
-	kit, err := buildTools(root, filepath.Join(tmp, "spill"), knownTools(names), nil)
+	kit, err := buildTools(root, filepath.Join(tmp, "spill"), knownTools(names), nil, nil)
 	if err != nil {
 		return nil, err
 	}

@@ -328,7 +328,7 @@ func (a *app) build(ctx context.Context, f *agentFlags, ask tool.Approver, inter
 			return nil, err
 		}
 	}
-	if s.kit, err = buildTools(s.root, "", names, s.box); err != nil {
+	if s.kit, err = buildTools(s.root, "", names, s.box, a.childModels(t, f.net)); err != nil {
 		return nil, err
 	}
 	if f.editorTools != nil {
@@ -495,7 +495,7 @@ func (a *app) showContext(cmd *cobra.Command, f *agentFlags) error {
 	if err != nil {
 		return err
 	}
-	kit, err := buildTools(root, "", names, nil)
+	kit, err := buildTools(root, "", names, nil, nil)
 	if err != nil {
 		return err
 	}

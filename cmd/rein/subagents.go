@@ -18,14 +18,42 @@ import (
 
 // spawnTool is the spawn_agent tool of 'rein run' and 'rein chat' (named
 // in --tools), offering the named agents of the workspace's .rein/agents/
-// and .claude/agents/ and of the user's config folder. A definition's
-// model is not looked up: children run on the session's model.
-func spawnTool(root string) (tool.Tool, error) {
+// and .claude/agents/ and of the user's config folder. models resolves a
+// definition's model (nil: children run on the session's model).
+func spawnTool(root string, models func(string) (*agent.Target, error)) (tool.Tool, error) {
 	defs, err := agentdef.Discover(&agentdef.DiscoverOptions{Workspace: root, UserDir: filepath.Join(configDir(), "agents")})
 	if err != nil {
 		return nil, fmt.Errorf("agent definitions: %w", err)
 	}
-	return agent.SpawnTool(&agent.SpawnToolOptions{Definitions: defs}), nil
+	return agent.SpawnTool(&agent.SpawnToolOptions{Definitions: defs, Models: models}), nil
+}
+
+// childModels resolves the model a subagent definition names the way
+// --model is resolved, aliases included ("haiku", "claude-haiku-4-5"). A
+// name without a provider the catalog does not know is the parent's
+// provider's; a model of the parent's provider goes to the parent's
+// --base-url, with the parent's network timeouts.
+func (a *app) childModels(parent target, net netOptions) func(string) (*agent.Target, error) {
+	return func(name string) (*agent.Target, error) {
+		spec := expandModel(name)
+		prov, _, hasProvider := strings.Cut(spec, "/")
+		if !hasProvider {
+			spec, prov = parent.provider.name+"/"+spec, parent.provider.name
+		}
+		base := ""
+		if prov == parent.provider.name {
+			base = parent.baseURL
+		}
+		t, err := resolveTarget(spec, base, a.cfg, a.getenv)
+		if err != nil {
+			return nil, err
+		}
+		m, err := buildModel(t, providerClient(net))
+		if err != nil {
+			return nil, err
+		}
+		return &agent.Target{Provider: t.provider.name, Model: t.model, Client: failFast(m)}, nil
+	}
 }
 
 // childView shows the events of subagents, which reach the parent's
