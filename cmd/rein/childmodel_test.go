@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/reinhq/rein/llm"
 	"github.com/reinhq/rein/llm/llmtest"
+	"github.com/reinhq/rein/session"
 )
 
 // A definition written for Claude Code runs as written: its model alias
@@ -71,4 +73,40 @@ func toolNamesOf(req *llm.Request) []string {
 		out = append(out, t.Name)
 	}
 	return out
+}
+
+// --json shows a child's events as they happen, in order: all of them
+// before the parent's subagent.end, its text deltas named.
+func TestRunJSONChildEventsComeBeforeTheirEnd(t *testing.T) {
+	r, _, _ := runSubagent(t, "--json")
+	childTurnEnded, childDelta := false, false
+	for _, line := range strings.Split(strings.TrimSpace(r.stdout), "\n") {
+		var d jsonDelta
+		if json.Unmarshal([]byte(line), &d) == nil && d.Type == "text.delta" {
+			if d.Agent == "counter" && d.Session != "" && d.Text == "3 files" {
+				childDelta = true
+			}
+			continue
+		}
+		if strings.HasPrefix(line, `{"type":"result"`) {
+			continue
+		}
+		ev, err := session.DecodeEvent([]byte(line))
+		if err != nil {
+			t.Fatalf("line %q: %v", line, err)
+		}
+		switch ev.Data.(type) {
+		case *session.SubagentEnd:
+			if !childTurnEnded {
+				t.Errorf("subagent.end came before the child's turn.end")
+			}
+		case *session.TurnEnd:
+			if ev.Agent == "counter" && ev.ParentRun != "" {
+				childTurnEnded = true
+			}
+		}
+	}
+	if !childDelta {
+		t.Errorf("no text.delta line naming the child:\n%s", r.stdout)
+	}
 }

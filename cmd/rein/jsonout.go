@@ -12,6 +12,9 @@ import (
 type jsonDelta struct {
 	Type string `json:"type"` // "text.delta"
 	Text string `json:"text"`
+	// A subagent's delta names it and its session.
+	Agent   string     `json:"agent,omitempty"`
+	Session session.ID `json:"session,omitempty"`
 }
 
 // jsonResult is the last line of --json output: how the turn ended.
@@ -82,7 +85,11 @@ func (r *jsonRenderer) delta(ev session.Event) {
 	}
 	for _, dl := range d.Deltas {
 		if dl.Kind == "text" && dl.Text != "" {
-			r.line(jsonDelta{Type: "text.delta", Text: dl.Text})
+			jd := jsonDelta{Type: "text.delta", Text: dl.Text}
+			if ev.ParentRun != "" {
+				jd.Agent, jd.Session = ev.Agent, ev.Session
+			}
+			r.line(jd)
 		}
 	}
 }

@@ -10,7 +10,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -377,9 +376,6 @@ func (a *app) build(ctx context.Context, f *agentFlags, ask tool.Approver, inter
 		}
 		s.runHooks = mgr.Hooks()
 	}
-	if slices.Contains(names, agent.SpawnToolName) {
-		hooks = s.kids.observe(hooks) // children's events reach observers, not the stream
-	}
 	if hooks, s.stopTelemetry, err = a.telemetry(ctx, hooks); err != nil {
 		return nil, err
 	}
@@ -563,30 +559,31 @@ func (a *app) runTurn(ctx context.Context, f *agentFlags, prompt string, jsonOut
 	} else {
 		r = newTextRenderer(a.stdout, a.stderr, a.outTTY)
 	}
-	r = s.kids.attach(r)
 	var end *session.TurnEnd
 	var last *session.AssistantMessage
 	var runErr error
 	var sum tally
-	children := 0
 	start := time.Now()
-	for ev, err := range s.agent.Stream(runCtx, s.request(prompt)) {
+	req := s.request(prompt)
+	req.Children = true // subagents' progress shows as it happens
+	for ev, err := range s.agent.Stream(runCtx, req) {
 		if err != nil {
 			runErr = err
 			break
+		}
+		if ev.ParentRun != "" {
+			s.kids.show(r, ev)
+			continue
 		}
 		sum.add(ev)
 		switch d := ev.Data.(type) {
 		case *session.TurnEnd:
 			end = d
-		case *session.SubagentEnd:
-			children++
 		case *session.AssistantMessage:
 			last = d
 		}
 		r.event(ev)
 	}
-	s.kids.wait(children)
 	r.flush()
 	if jr != nil {
 		sid := s.agent.Session()
