@@ -160,3 +160,20 @@ func TestReinDirKeepsOutOfGitStatus(t *testing.T) {
 		t.Errorf("git status with a shared agent:\n%s", st)
 	}
 }
+
+// A run and a resume on the JSONL store leave no lock file behind.
+func TestRunLeavesNoLockFiles(t *testing.T) {
+	e := newEnv(t)
+	w := wires[0]
+	dir := filepath.Join(e.home, "sessions")
+	srv := llmtest.NewServer(t, llmtest.NewModel(llmtest.Reply("One."), llmtest.Reply("Two.")))
+	for _, args := range [][]string{{"--new-session", "s-j", "first"}, {"--session", "s-j", "second"}} {
+		r := e.run(w.env(), append([]string{"run", "--model", w.model, "--base-url", srv.URL, "--store", "jsonl:" + dir, "--cwd", e.work}, args...)...)
+		if r.code != 0 {
+			t.Fatalf("exit %d\n%s", r.code, r.stderr)
+		}
+		if locks, _ := filepath.Glob(filepath.Join(dir, "*.lock")); len(locks) != 0 {
+			t.Errorf("lock files after a clean exit: %v", locks)
+		}
+	}
+}
