@@ -60,7 +60,7 @@ in the store. No API key is needed.`,
 				pace = 0 // no one is watching
 			}
 			rep, err := replaySession(cmd.Context(), events, &replayOptions{
-				WorkDir: workDir, Out: a.stdout, Info: a.stderr, Quiet: quiet, Pace: pace, Children: src.children,
+				WorkDir: workDir, Out: a.stdout, Info: a.stderr, Quiet: quiet, Pace: pace, Children: src.children, TTY: a.outTTY,
 			})
 			if err != nil {
 				return err
@@ -180,6 +180,7 @@ type replayOptions struct {
 	Out, Info io.Writer // the answer text; tool activity and divergences
 	Quiet     bool
 	Pace      time.Duration // pause between streamed words
+	TTY       *os.File      // Out's file when it is a terminal: text streams live
 	// Children reads a subagent's recorded session, for its spawn to be
 	// replayed too; nil when the record holds only the parent's log (a
 	// file), and spawns then play back their recorded results.
@@ -313,7 +314,7 @@ func replaySession(ctx context.Context, events []session.Event, opts *replayOpti
 		}
 	}
 	if o.Quiet {
-		o.Out, o.Info = io.Discard, io.Discard
+		o.Out, o.Info, o.TTY = io.Discard, io.Discard, nil
 	}
 	rep := &replayReport{}
 	if _, err := replayIn(ctx, events, &o, rep, ""); err != nil {
@@ -368,7 +369,7 @@ func replayIn(ctx context.Context, events []session.Event, o *replayOptions, rep
 // replayTurn replays one turn, checking each tool result against the
 // record, and returns the turn's answer.
 func replayTurn(ctx context.Context, ag *agent.Agent, t recordedTurn, rec *recording, o *replayOptions, rep *replayReport, diverge func(string, ...any), i int) string {
-	r := newTextRenderer(o.Out, o.Info, nil)
+	r := newTextRenderer(o.Out, o.Info, o.TTY)
 	defer r.flush()
 	answer := ""
 	for ev, err := range ag.Stream(ctx, &agent.RunRequest{Parts: t.prompt}) {

@@ -34,7 +34,7 @@ func replaySpawnTool(rec *recording, o *replayOptions, rep *replayReport, prefix
 		}
 		child := *o
 		child.Out = &linePrefixer{w: o.Info, prefix: prefix + "  [" + start.Name + "] "}
-		child.Info = child.Out
+		child.Info, child.TTY = child.Out, nil
 		answer, err := replayIn(ctx, events, &child, rep, prefix+start.Name+": ")
 		if err != nil {
 			return nil, err
