@@ -594,7 +594,7 @@ func (a *app) runTurn(ctx context.Context, f *agentFlags, prompt string, jsonOut
 	} else if a.errTTY {
 		fmt.Fprintln(a.stderr, summaryLine(&sum, time.Since(start)))
 	}
-	a.keepSession(runCtx, s, prompt, end, &sum)
+	a.keepSession(runCtx, s, end, &sum)
 	if err := turnExit(end, runErr); err != nil {
 		return err
 	}

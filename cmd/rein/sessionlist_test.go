@@ -6,6 +6,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -162,7 +163,26 @@ func TestTotalsFromTheLog(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if info.Meta[metaTitle] != title || info.Meta[metaTurns] != "1" || info.Meta[metaCost] == "" {
+	if info.Meta[metaTitle] != title || info.Meta[metaTurns] != "1" || info.Meta[metaCost] == "" || info.Meta[metaSeq] != strconv.FormatInt(info.LastSeq, 10) {
 		t.Errorf("metadata after the first read = %v", info.Meta)
+	}
+
+	// A turn appended by any host is counted at the next listing, from
+	// the events after the counted ones.
+	next := info.LastSeq
+	more := []session.Event{
+		{Seq: next + 1, Session: id, Turn: "t2", Run: "r2", Data: &session.TurnStart{Trigger: session.TriggerPrompt}},
+		{Seq: next + 2, Session: id, Turn: "t2", Run: "r2", Data: &session.UserMessage{Parts: []llm.Part{&llm.Text{Text: "again"}}}},
+		{Seq: next + 3, Session: id, Turn: "t2", Run: "r2", Data: &session.TurnEnd{Reason: session.EndCompleted}},
+	}
+	if err := st.Append(ctx, id, more...); err != nil {
+		t.Fatal(err)
+	}
+	if info, err = st.Info(ctx, id); err != nil {
+		t.Fatal(err)
+	}
+	title2, turns, _, err := totals(ctx, st, info)
+	if err != nil || title2 != title || turns != 2 {
+		t.Errorf("totals after another turn = %q, %d, %v; want %q, 2", title2, turns, err, title)
 	}
 }

@@ -10,12 +10,15 @@ import (
 	"github.com/reinhq/rein/session"
 )
 
-// The session metadata 'rein run' keeps up to date after every turn, so
-// 'rein sessions list' reads one row per session, not every log.
+// The session metadata that keeps 'rein sessions list' to one row per
+// session rather than every log: the totals, and the seq of the last
+// event they count, so a listing reads only what was appended since —
+// by 'rein run', 'rein chat' or any other host.
 const (
-	metaTitle = "title"    // the first prompt's first line
-	metaTurns = "turns"    // turns recorded
-	metaCost  = "cost_usd" // what they cost, children included
+	metaTitle = "title"      // the first prompt's first line
+	metaTurns = "turns"      // turns recorded
+	metaCost  = "cost_usd"   // what they cost, children included
+	metaSeq   = "totals_seq" // the last event counted
 )
 
 // listing is what 'rein sessions list' shows of a session.
@@ -31,60 +34,62 @@ type listing struct {
 	Updated time.Time  `json:"updated"`
 }
 
-// totals reads a session's title, turns and cost from its metadata; a
-// session without them (recorded before they were kept, or by a host
-// that does not keep them) is read whole once and they are stored.
+// totals returns a session's title, turns and cost: those its metadata
+// keeps, plus those of the events appended since they were counted, and
+// stores the new totals.
 func totals(ctx context.Context, st session.Store, info *session.Info) (title string, turns int, cost float64, err error) {
-	if n, err := strconv.Atoi(info.Meta[metaTurns]); err == nil {
-		c, _ := strconv.ParseFloat(info.Meta[metaCost], 64)
-		return info.Meta[metaTitle], n, c, nil
+	from, err := strconv.ParseInt(info.Meta[metaSeq], 10, 64)
+	if err == nil && from <= info.LastSeq {
+		title = info.Meta[metaTitle]
+		turns, _ = strconv.Atoi(info.Meta[metaTurns])
+		cost, _ = strconv.ParseFloat(info.Meta[metaCost], 64)
+	} else {
+		from = 0
 	}
-	events, err := collect(st.Events(ctx, info.ID, 0))
-	if err != nil {
-		return "", 0, 0, err
+	if from == info.LastSeq {
+		return title, turns, cost, nil
+	}
+	events, err := collect(st.Events(ctx, info.ID, from))
+	if err != nil || len(events) == 0 {
+		return title, turns, cost, err
 	}
 	for _, ev := range events {
-		if um, ok := ev.Data.(*session.UserMessage); ok {
+		if um, ok := ev.Data.(*session.UserMessage); ok && title == "" {
 			title = titleOf(partsText(um.Parts))
-			break
 		}
 	}
 	sum := agent.SummarizeCost(events, catalogCost)
-	turns, cost = sum.Turns, sum.Total.Cost
+	turns, cost = turns+sum.Turns, cost+sum.Total.Cost
 	// Best effort: a read-only store still lists.
-	_ = setTotals(ctx, st, info.ID, title, turns, cost)
+	_ = setTotals(ctx, st, info.ID, title, turns, cost, events[len(events)-1].Seq)
 	return title, turns, cost, nil
 }
 
-func setTotals(ctx context.Context, st session.Store, id session.ID, title string, turns int, cost float64) error {
-	if title != "" {
-		if err := st.SetMeta(ctx, id, metaTitle, title); err != nil {
+func setTotals(ctx context.Context, st session.Store, id session.ID, title string, turns int, cost float64, seq int64) error {
+	for _, kv := range [][2]string{
+		{metaTitle, title},
+		{metaTurns, strconv.Itoa(turns)},
+		{metaCost, strconv.FormatFloat(cost, 'f', -1, 64)},
+		{metaSeq, strconv.FormatInt(seq, 10)}, // last: the others are in place
+	} {
+		if kv[1] == "" {
+			continue
+		}
+		if err := st.SetMeta(ctx, id, kv[0], kv[1]); err != nil {
 			return err
 		}
 	}
-	if err := st.SetMeta(ctx, id, metaCost, strconv.FormatFloat(cost, 'f', -1, 64)); err != nil {
-		return err
-	}
-	return st.SetMeta(ctx, id, metaTurns, strconv.Itoa(turns))
+	return nil
 }
 
-// noteTurn adds a finished turn, its prompt and cost, to the session's
-// metadata.
-func noteTurn(ctx context.Context, st session.Store, id session.ID, prompt string, cost float64) error {
+// noteTurn counts a finished turn in the session's metadata.
+func noteTurn(ctx context.Context, st session.Store, id session.ID) error {
 	info, err := st.Info(ctx, id)
 	if err != nil {
 		return err
 	}
-	if _, err := strconv.Atoi(info.Meta[metaTurns]); err != nil {
-		// No totals yet: the log, this turn included, has them.
-		_, _, _, err := totals(ctx, st, info)
-		return err
-	}
-	title, turns, sofar, _ := totals(ctx, st, info)
-	if title == "" {
-		title = titleOf(prompt)
-	}
-	return setTotals(ctx, st, id, title, turns+1, sofar+cost)
+	_, _, _, err = totals(ctx, st, info)
+	return err
 }
 
 // titleOf is a prompt's first line, cut short.
@@ -94,13 +99,13 @@ func titleOf(prompt string) string { return shorten(firstLine(prompt), 80) }
 // totals it updates, or deletes a new session whose run never reached the
 // model (a rejected key, a refused connection): there is nothing in it
 // to continue.
-func (a *app) keepSession(ctx context.Context, s *setup, prompt string, end *session.TurnEnd, t *tally) {
+func (a *app) keepSession(ctx context.Context, s *setup, end *session.TurnEnd, t *tally) {
 	if unused(s, end, t) {
 		s.discard = true
 		fmt.Fprintln(a.stderr, "no session kept: the model was never reached")
 		return
 	}
-	if err := noteTurn(ctx, s.store, s.agent.Session(), prompt, t.cost); err != nil {
+	if err := noteTurn(ctx, s.store, s.agent.Session()); err != nil {
 		fmt.Fprintf(a.stderr, "rein: the session's totals were not updated: %v\n", err)
 	}
 	fmt.Fprintf(a.stderr, "session %s\n", s.agent.Session())
