@@ -137,4 +137,3 @@ func historyShape(msgs []llm.Message) []string {
 	}
 	return out
 }
-
