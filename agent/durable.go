@@ -26,6 +26,9 @@ type ResumeRequest struct {
 	// MaxSteps overrides Limits.MaxSteps for the rest of the turn when
 	// positive; the steps the turn already took count.
 	MaxSteps int
+	// Children makes ResumeStream yield the subagents' events too, as
+	// RunRequest.Children does.
+	Children bool
 }
 
 // ResumeMismatchError refuses a resume whose agent differs from the one
@@ -141,6 +144,6 @@ func (a *Agent) resume(ctx context.Context, req *ResumeRequest, fn func(session.
 	if req == nil {
 		req = &ResumeRequest{}
 	}
-	rr := &RunRequest{Hooks: req.Hooks, Schema: req.Schema, MaxSteps: req.MaxSteps}
+	rr := &RunRequest{Hooks: req.Hooks, Schema: req.Schema, MaxSteps: req.MaxSteps, Children: req.Children}
 	return a.launch(ctx, rr, fn, func(r *runState) (*Result, error) { return r.resumeTurn() })
 }

@@ -243,4 +243,11 @@ type RunRequest struct {
 	Schema json.RawMessage
 	// MaxSteps overrides Limits.MaxSteps for this run when positive.
 	MaxSteps int
+	// Children makes Stream yield the events of the run's subagents too,
+	// their children's included, as they happen: each carries its own
+	// Session, Agent and ParentRun (see Lineage for its depth). A child's
+	// events may come before the parent's subagent.start, which is given
+	// with the parent's next events, and always before its subagent.end.
+	// Without it only observers see them.
+	Children bool
 }

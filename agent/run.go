@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"iter"
+	"sync"
+	"sync/atomic"
 
 	"github.com/reinhq/rein/hook"
 	"github.com/reinhq/rein/llm"
@@ -72,10 +74,14 @@ func errorEnd(code string, err error) *turnEnd {
 type sink struct {
 	fn   func(session.Event) bool
 	out  []session.Event // written but not yet given
-	gone bool            // the consumer went away
+	gone atomic.Bool     // the consumer went away
+	// children: the run's subagents' events are given too
+	// (RunRequest.Children); mu gives fn one event at a time.
+	children bool
+	mu       sync.Mutex
 }
 
-func (s *sink) wants() bool { return s.fn != nil && !s.gone }
+func (s *sink) wants() bool { return s.fn != nil && !s.gone.Load() }
 
 // Run sends the prompt and blocks until the turn ends. A turn that ends
 // otherwise than completed returns a Result and, for errors, budgets and
@@ -150,6 +156,7 @@ func (a *Agent) launch(ctx context.Context, req *RunRequest, fn func(session.Eve
 	}
 	dropsBefore := a.drops()
 	res, err := body(r)
+	r.sink.close() // a child that outlives the run gives it nothing more
 	if res != nil {
 		if res.ObserverDrops = a.drops() - dropsBefore; res.ObserverDrops > 0 {
 			a.log.Warn("observers were too slow; events were dropped for them", "session", r.sid, "run", r.id, "dropped", res.ObserverDrops)
@@ -180,7 +187,7 @@ func (a *Agent) launch(ctx context.Context, req *RunRequest, fn func(session.Eve
 func (a *Agent) newRun(ctx context.Context, req *RunRequest, fn func(session.Event) bool) *runState {
 	rctx, cancel := context.WithCancelCause(ctx)
 	r := &runState{a: a, w: a.w, ctl: newControl(cancel, &a.mu), id: session.RunID(a.opts.NewID()), sid: a.w.session(),
-		sink: sink{fn: fn}, maxSteps: a.maxSteps, meter: newMeter(a.opts.Now())}
+		sink: sink{fn: fn, children: req.Children}, maxSteps: a.maxSteps, meter: newMeter(a.opts.Now())}
 	r.ctl.injects, r.ctl.steers, a.carried = a.carried.injects, a.carried.steers, carried{}
 	r.ctx = withRun(hook.WithNotes(rctx, func(d *session.HookDecision) { r.emit(d) }), r)
 	r.wctx = context.WithoutCancel(r.ctx)
@@ -364,8 +371,7 @@ func (r *runState) give(ev session.Event) bool {
 	if !r.sink.wants() {
 		return false
 	}
-	if !r.sink.fn(ev) {
-		r.sink.gone = true
+	if !r.sink.call(ev) {
 		r.a.Cancel("stream-closed")
 		return false
 	}

@@ -108,7 +108,8 @@ func (a *Agent) spawn(ctx context.Context, req *SpawnRequest) (*Result, error) {
 	if len(parts) == 0 {
 		parts = []llm.Part{&llm.Text{Text: req.Prompt}}
 	}
-	res, rerr := child.Run(ctx, &RunRequest{Parts: parts, Schema: req.Schema, MaxSteps: limits.MaxSteps})
+	fwd := r.forward()
+	res, rerr := child.start(ctx, &RunRequest{Parts: parts, Schema: req.Schema, MaxSteps: limits.MaxSteps, Children: fwd != nil}, fwd)
 	left := append(child.kin.takeAdopted(), req.Closers...)
 	if cerr := child.Close(); cerr != nil {
 		a.log.Warn("closing a subagent failed", "name", name, "err", cerr)

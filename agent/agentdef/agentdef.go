@@ -6,10 +6,13 @@
 //	---
 //	name: reviewer
 //	description: Reviews a diff for bugs; use after a change.
-//	tools: read_file, grep        # or a YAML list; absent: the parent's tools
+//	tools: read, grep             # or a YAML list; absent: the parent's tools
 //	model: claude-haiku-4-5       # absent or "inherit": the parent's model
 //	---
 //	You review code. Report bugs with file and line.
+//
+// Claude Code's tool names in tools (Read, Grep, Bash, …) are read as
+// rein's (read, grep, shell, …), through the one table of tool/vocab.
 //
 // Discover reads the user's folder, then the workspace's .claude/agents/
 // and .rein/agents/; a later definition of a name replaces an earlier one,
@@ -30,13 +33,15 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/reinhq/rein/skill"
+	"github.com/reinhq/rein/tool/vocab"
 )
 
 // Definition is one named subagent.
 type Definition struct {
 	Name        string
 	Description string
-	// Tools names the tools the agent may call; nil means the parent's.
+	// Tools names the tools the agent may call, in rein's names; nil
+	// means the parent's.
 	Tools []string
 	// Model names the agent's model; empty means the parent's.
 	Model string
@@ -103,7 +108,12 @@ func toolNames(n *yaml.Node) ([]string, error) {
 	out := []string{}
 	for _, s := range raw {
 		if s = strings.TrimSpace(s); s != "" {
-			out = append(out, s)
+			if rein, ok := vocab.Rein(s); ok {
+				s = rein
+			}
+			if !slices.Contains(out, s) {
+				out = append(out, s)
+			}
 		}
 	}
 	return out, nil

@@ -29,6 +29,8 @@ func TestParse(t *testing.T) {
 			agentdef.Definition{Name: "reviewer", Description: "Reviews diffs.", Tools: []string{"read_file", "grep"}, Model: "small", Prompt: "You review code.", Path: "r.md"}},
 		{"list tools, inherit", "---\ndescription: Finds things.\ntools:\n  - grep\nmodel: inherit\n---\n\nSearch well.\n",
 			agentdef.Definition{Name: "r", Description: "Finds things.", Tools: []string{"grep"}, Prompt: "Search well.", Path: "r.md"}},
+		{"claude's tool names", "---\nname: c\ndescription: d\ntools: Read, Grep, Bash, Edit, read, WebFetch\nmodel: sonnet\n---\nGo.\n",
+			agentdef.Definition{Name: "c", Description: "d", Tools: []string{"read", "grep", "shell", "edit", "WebFetch"}, Model: "sonnet", Prompt: "Go.", Path: "r.md"}},
 		{"no tools", "---\nname: x\ndescription: d\n---\n",
 			agentdef.Definition{Name: "x", Description: "d", Path: "r.md"}},
 	} {

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/reinhq/rein/agent"
 	"github.com/reinhq/rein/llm"
@@ -193,8 +194,9 @@ func parseToolList(spec string, cfg *config) ([]string, error) {
 // buildTools makes the named tools, confined to the workspace root, the
 // shell's commands in box (nil: the shell's default sandbox). Long
 // shell outputs are spilled to spillDir, or by default to .rein/spill in
-// the workspace, where the model can read them.
-func buildTools(root, spillDir string, names []string, box *shellBox) (*toolKit, error) {
+// the workspace, where the model can read them. models resolves the
+// models subagent definitions name (nil: children run on the parent's).
+func buildTools(root, spillDir string, names []string, box *shellBox, models func(string) (*agent.Target, error)) (*toolKit, error) {
 	kit := &toolKit{reads: fs.NewReadState()}
 	if len(names) == 0 {
 		return kit, nil
@@ -227,7 +229,7 @@ func buildTools(root, spillDir string, names []string, box *shellBox) (*toolKit,
 		kit.tools = append(kit.tools, todo.New(nil))
 	}
 	if want(agent.SpawnToolName) {
-		t, err := spawnTool(root)
+		t, err := spawnTool(root, models)
 		if err != nil {
 			return nil, err
 		}
@@ -269,9 +271,9 @@ const baseSystem = `You are rein, a careful software engineering agent working i
 Use the tools to inspect before you change anything, keep changes small, and say plainly what you did.`
 
 // systemPrompt is the host's part of the system prompt: --system (text or
-// @FILE), else rein's own. The memory files follow it as sections of
-// their own (teamKit.sections).
-func systemPrompt(flag string) (string, error) {
+// @FILE), else rein's own, then the environment section. The memory files
+// follow it as sections of their own (teamKit.sections).
+func systemPrompt(flag, root string) (string, error) {
 	sys := baseSystem
 	if flag != "" {
 		sys = flag
@@ -283,7 +285,7 @@ func systemPrompt(flag string) (string, error) {
 			sys = string(b)
 		}
 	}
-	return strings.TrimSpace(sys), nil
+	return strings.TrimSpace(sys) + "\n\n" + environmentSection(root, time.Now()), nil
 }
 
 // catalogCost prices usage with the default catalog; unknown models cost 0.

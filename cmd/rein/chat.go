@@ -139,7 +139,6 @@ func (a *app) chat(ctx context.Context, f *agentFlags) error {
 	ap.send = p.Send
 	ap.mu.Unlock()
 	m.send = p.Send
-	m.watchChildren()
 	// A signal (the terminal closed, SIGTERM) ends the chat: the program
 	// stops, and closing the agent ends a running turn, recorded.
 	ran := make(chan struct{})

@@ -12,11 +12,11 @@ import (
 // it: its calls and its end, indented under its name.
 type childLineMsg struct{ line string }
 
-// watchChildren shows the subagents' progress in the transcript: their
-// events go through the run's own child view, whose text lines become
-// transcript lines.
-func (m *chatModel) watchChildren() {
-	m.setup.kids.attach(newTextRenderer(io.Discard, &lineSender{send: m.send}))
+// childText is where the subagents' progress goes in the transcript:
+// their events go through the run's own child view, whose text lines
+// become transcript lines.
+func (m *chatModel) childText() *textRenderer {
+	return newTextRenderer(io.Discard, &lineSender{send: m.send}, nil)
 }
 
 // lineSender sends each whole line written to it to the UI.

@@ -127,12 +127,10 @@ func (m *chatModel) switchModel(spec string) error {
 		old.session, old.fork, old.newSession = f.session, "", ""
 		if s2, err2 := m.app.build(context.Background(), &old, m.ap, true); err2 == nil {
 			m.setup = s2
-			m.watchChildren()
 		}
 		return err
 	}
 	m.setup = s
 	m.flags.model = spec
-	m.watchChildren()
 	return nil
 }

@@ -28,7 +28,7 @@ func (a *app) chatLines(ctx context.Context, f *agentFlags, in io.Reader) error 
 	// A signal cancels the running turn; the chat then ends.
 	stop := context.AfterFunc(ctx, func() { s.agent.Cancel("user") })
 	defer stop()
-	r := s.kids.attach(newTextRenderer(a.stdout, a.stderr))
+	r := newTextRenderer(a.stdout, a.stderr, a.outTTY)
 	sc := bufio.NewScanner(in)
 	sc.Buffer(make([]byte, 64*1024), 16<<20)
 	for ctx.Err() == nil {
@@ -61,20 +61,21 @@ func (a *app) chatLines(ctx context.Context, f *agentFlags, in io.Reader) error 
 // lineTurn runs one prompt, showing its events with r and its errors
 // on info.
 func lineTurn(s *setup, r renderer, prompt string, info io.Writer) {
-	children := 0
-	for ev, err := range s.agent.Stream(context.Background(), s.request(prompt)) {
+	req := s.request(prompt)
+	req.Children = true // subagents' progress shows as it happens
+	for ev, err := range s.agent.Stream(context.Background(), req) {
 		if err != nil {
 			fmt.Fprintf(info, "rein: %v\n", err)
 			break
 		}
-		if _, ok := ev.Data.(*session.SubagentEnd); ok {
-			children++
+		if ev.ParentRun != "" {
+			s.kids.show(r, ev)
+			continue
 		}
 		if end, ok := ev.Data.(*session.TurnEnd); ok && end.Reason != session.EndCompleted {
 			defer fmt.Fprintf(info, "rein: the turn ended: %s %s\n", end.Reason, end.Message)
 		}
 		r.event(ev)
 	}
-	s.kids.wait(children)
 	r.flush()
 }

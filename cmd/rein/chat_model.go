@@ -94,12 +94,18 @@ func (m *chatModel) startRun(prompt string) tea.Cmd {
 	m.top = nil
 	m.blocks = append(m.blocks, block{kind: blockUser, text: prompt})
 	ag, send, req := m.setup.agent, m.send, m.setup.request(prompt)
+	req.Children = true // subagents' progress shows as it happens
+	kids, text := &m.setup.kids, m.childText()
 	go func() {
 		var runErr error
 		for ev, err := range ag.Stream(context.Background(), req) {
 			if err != nil {
 				runErr = err
 				break
+			}
+			if ev.ParentRun != "" {
+				kids.show(text, ev)
+				continue
 			}
 			send(eventMsg{ev})
 		}

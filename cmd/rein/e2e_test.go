@@ -2,20 +2,17 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"github.com/reinhq/rein/internal/golden"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -321,31 +318,13 @@ func TestRunInterruptThenResume(t *testing.T) {
 		llmtest.Reply("Resumed fine."),
 	)
 	srv := llmtest.NewServer(t, m)
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	cmd := e.cmd(ctx, w.env(), w.args(srv, e, "--new-session", "s-int", "a long question")...)
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var errb bytes.Buffer
-	cmd.Stderr = &errb
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	// Wait for the streamed text, then press Ctrl-C.
-	got := make([]byte, len("Thinking about it"))
-	if _, err := io.ReadFull(stdout, got); err != nil {
-		t.Fatalf("read the stream: %v (stderr %s)", err, errb.String())
-	}
-	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
-		t.Fatal(err)
-	}
-	io.Copy(io.Discard, stdout)
-	err = cmd.Wait()
-	var ee *exec.ExitError
-	if !errors.As(err, &ee) || ee.ExitCode() != 130 {
-		t.Fatalf("exit = %v, want 130; stderr:\n%s", err, errb.String())
+	// On a terminal the text streams as it comes: wait for it, then press
+	// Ctrl-C. The partial answer stays on the screen.
+	s := startTmux(t, e, w.env(), w.args(srv, e, "--new-session", "s-int", "a long question")...)
+	s.waitFor("Thinking about it")
+	s.keys("C-c")
+	if scr := s.waitFor("[exit 130]"); !strings.Contains(scr, "Thinking about it") {
+		t.Errorf("the partial answer left the screen:\n%s", scr)
 	}
 
 	r := e.run(w.env(), w.args(srv, e, "--session", "s-int", "go on")...)
@@ -530,7 +509,9 @@ func TestRunCrashThenRepair(t *testing.T) {
 	srv := llmtest.NewServer(t, m)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	cmd := e.cmd(ctx, w.env(), w.args(srv, e, "--new-session", "s-crash", "first")...)
+	// On a pipe text mode prints only recorded answers: the live deltas
+	// of --json say when the response is half way.
+	cmd := e.cmd(ctx, w.env(), w.args(srv, e, "--new-session", "s-crash", "--json", "first")...)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -538,8 +519,13 @@ func TestRunCrashThenRepair(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := io.ReadFull(stdout, make([]byte, len("Half an answer"))); err != nil {
-		t.Fatal(err)
+	lines := bufio.NewScanner(stdout)
+	half := false
+	for !half && lines.Scan() {
+		half = strings.Contains(lines.Text(), `"text.delta","text":"Half an answer"`)
+	}
+	if !half {
+		t.Fatalf("the stream ended before its text arrived: %v", lines.Err())
 	}
 	// A crash: no chance to close the turn.
 	cmd.Process.Kill()

@@ -12,6 +12,9 @@ import (
 type jsonDelta struct {
 	Type string `json:"type"` // "text.delta"
 	Text string `json:"text"`
+	// A subagent's delta names it and its session.
+	Agent   string     `json:"agent,omitempty"`
+	Session session.ID `json:"session,omitempty"`
 }
 
 // jsonResult is the last line of --json output: how the turn ended.
@@ -34,13 +37,19 @@ type tally struct {
 	usage   llm.Usage
 	cost    float64
 	byModel map[string]float64
+	// answered: the model answered at least once (a message was recorded).
+	answered bool
 }
 
 func (t *tally) add(ev session.Event) {
+	if ev.ParentRun != "" {
+		return // a child's: its subagent.end brings its totals
+	}
 	switch d := ev.Data.(type) {
 	case *session.StepStart:
 		t.steps++
 	case *session.AssistantMessage:
+		t.answered = true
 		t.usage.Add(d.Usage)
 		model := ""
 		if d.Provenance != nil {
@@ -55,6 +64,16 @@ func (t *tally) add(ev session.Event) {
 		if txt := resultText(d.Parts); txt != "" {
 			t.answer = txt
 		}
+	case *session.SubagentEnd:
+		// A child's usage and cost, its own children's included.
+		t.usage.Add(d.Usage)
+		t.cost += d.Cost
+		for model, u := range d.ByModel {
+			if t.byModel == nil {
+				t.byModel = map[string]float64{}
+			}
+			t.byModel[model] += u.Cost
+		}
 	}
 }
 
@@ -66,7 +85,11 @@ func (r *jsonRenderer) delta(ev session.Event) {
 	}
 	for _, dl := range d.Deltas {
 		if dl.Kind == "text" && dl.Text != "" {
-			r.line(jsonDelta{Type: "text.delta", Text: dl.Text})
+			jd := jsonDelta{Type: "text.delta", Text: dl.Text}
+			if ev.ParentRun != "" {
+				jd.Agent, jd.Session = ev.Agent, ev.Session
+			}
+			r.line(jd)
 		}
 	}
 }

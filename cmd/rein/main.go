@@ -42,6 +42,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	defer errOut.Flush()
 	defer out.Flush()
 	app := &app{stdin: stdin, stdout: out, stderr: errOut, getenv: os.Getenv, secrets: secrets}
+	app.outTTY, app.errTTY = terminals(stdout, stderr)
 	cmd := app.rootCommand()
 	cmd.SetArgs(args)
 	cmd.SetIn(stdin)

@@ -100,7 +100,7 @@ func TestReplayReportsDivergence(t *testing.T) {
 	path := filepath.Join(e.home, "changed.ndjson")
 	os.WriteFile(path, []byte(changed), 0o644)
 	r := e.run(nil, "replay", path)
-	if r.code != 0 || !strings.Contains(r.stderr, "divergence: tool call toolu_02 (shell): result differs") || !strings.Contains(r.stderr, "1 divergences") {
+	if r.code != 0 || !strings.Contains(r.stderr, "divergence: tool call toolu_02 (shell): result differs") || !strings.Contains(r.stderr, "; 1 divergence\n") {
 		t.Errorf("exit %d, stderr:\n%s", r.code, r.stderr)
 	}
 	if r := e.run(nil, "replay", "--strict", path); r.code != 1 {

@@ -35,7 +35,7 @@ func (a *app) runPrompt(args []string) (string, error) {
 		}
 		return withContext(args[0], piped)
 	}
-	return "", usageErrorf("rein run takes PROMPT, PROMPT -, or - (the prompt from stdin); got %d arguments\nRun 'rein run --help' for usage.", len(args))
+	return "", usageErrorf("rein run takes PROMPT, PROMPT -, or - (the prompt from stdin); got %s\nRun 'rein run --help' for usage.", plural(len(args), "argument"))
 }
 
 func (a *app) readStdin() (string, error) {

@@ -146,7 +146,7 @@ func (a *app) runQueued(ctx context.Context, f *agentFlags, prompt, queue string
 		jr = &jsonRenderer{w: bufio.NewWriter(a.stdout)}
 		r = jr
 	} else {
-		r = newTextRenderer(a.stdout, a.stderr)
+		r = newTextRenderer(a.stdout, a.stderr, a.outTTY)
 	}
 	end, last, err := follow(ctx, d.store, eng, id, sid, info.LastSeq, r)
 	r.flush()

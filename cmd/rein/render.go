@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"time"
 
@@ -48,12 +49,13 @@ func (r *jsonRenderer) event(ev session.Event) {
 
 func (r *jsonRenderer) flush() { r.w.Flush() }
 
-// textRenderer streams the answer's text to out and a line per tool call
-// (name, short arguments, outcome, duration) to info.
+// textRenderer writes the answer's text to out and a line per tool call
+// (name, short arguments, outcome, duration) to info. The text streams on
+// a terminal and is printed when recorded elsewhere (see attempt).
 type textRenderer struct {
 	out, info io.Writer
 	lastNL    bool // the last text written to out ended a line
-	wroteText bool
+	att       *attempt
 	calls     map[llm.CallID]callLine
 }
 
@@ -61,8 +63,10 @@ type callLine struct {
 	name, args string
 }
 
-func newTextRenderer(out, info io.Writer) *textRenderer {
-	return &textRenderer{out: out, info: info, lastNL: true, calls: map[llm.CallID]callLine{}}
+// newTextRenderer renders to out and info; tty, when out is a terminal,
+// is the file behind it (nil: not a terminal).
+func newTextRenderer(out, info io.Writer, tty *os.File) *textRenderer {
+	return &textRenderer{out: out, info: info, lastNL: true, att: newAttempt(tty), calls: map[llm.CallID]callLine{}}
 }
 
 func (r *textRenderer) text(s string) {
@@ -70,8 +74,26 @@ func (r *textRenderer) text(s string) {
 		return
 	}
 	io.WriteString(r.out, s)
-	r.wroteText = true
 	r.lastNL = strings.HasSuffix(s, "\n")
+}
+
+// discard drops the text of a failed attempt, with a note on info: the
+// terminal's copy is erased when it is still on the screen.
+func (r *textRenderer) discard() {
+	if !r.att.shown() {
+		return
+	}
+	switch {
+	case !r.att.live():
+		fmt.Fprintln(r.info, "  a failed attempt's text was held back and discarded (the log keeps only the retry)")
+	case r.att.erase(r.out):
+		r.lastNL = true
+		fmt.Fprintln(r.info, "  a failed attempt's text was erased and discarded (the log keeps only the retry)")
+	default:
+		r.endLine()
+		fmt.Fprintln(r.info, "  the text above came from a failed attempt and was discarded (the log keeps only the retry)")
+	}
+	r.att.confirm()
 }
 
 func (r *textRenderer) endLine() {
@@ -89,7 +111,10 @@ func (r *textRenderer) event(ev session.Event) {
 		}
 		for _, dl := range d.Deltas {
 			if dl.Kind == "text" {
-				r.text(dl.Text)
+				r.att.streamed(dl.Text)
+				if r.att.live() {
+					r.text(dl.Text)
+				}
 			}
 		}
 	case *session.ToolCall:
@@ -116,29 +141,24 @@ func (r *textRenderer) event(ev session.Event) {
 		}
 		fmt.Fprintf(r.info, "  %s %s (%s)\n", c.name, shorten(outcome, 100), d.Duration.Round(time.Millisecond))
 	case *session.Retry:
-		if r.wroteText {
-			// Streamed text cannot be taken back: say it is not the answer,
-			// and start the retry's text on a line of its own.
-			r.endLine()
-			r.wroteText = false
-			fmt.Fprintln(r.info, "  the text above came from a failed attempt and was discarded (the log keeps only the retry)")
-		}
+		r.discard()
 		fmt.Fprintf(r.info, "  retrying after %s: %s (attempt %d)\n", d.Delay.Round(time.Millisecond), d.Kind, d.Attempt)
 	case *session.Repair:
 		fmt.Fprintf(r.info, "  repaired the log: %s\n", d.Kind)
 	case *session.AssistantMessage:
-		// With no streamed text (a provider that does not stream), print
-		// the message's text whole.
-		if !r.wroteText {
+		// The recorded answer: print it whole unless it streamed live.
+		if !r.att.live() || !r.att.shown() {
 			for _, p := range d.Parts {
 				if t, ok := p.(*llm.Text); ok {
 					r.text(t.Text)
 				}
 			}
 		}
-		r.wroteText = false
+		r.att.confirm()
 		r.endLine()
 	case *session.TurnEnd:
+		// Text the log never recorded came from an attempt that failed.
+		r.discard()
 		r.endLine()
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -46,10 +47,12 @@ in the store. No API key is needed.`,
   rein replay --cwd . 01J...`,
 		Args: exactArgs(1, "a session ID or an NDJSON FILE"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			events, workDir, err := a.loadRecording(cmd.Context(), args[0])
+			src, err := a.loadRecording(cmd.Context(), args[0])
 			if err != nil {
 				return err
 			}
+			defer src.close()
+			events, workDir := src.events, src.workDir
 			if cwd != "" {
 				workDir = cwd
 			}
@@ -57,15 +60,15 @@ in the store. No API key is needed.`,
 				pace = 0 // no one is watching
 			}
 			rep, err := replaySession(cmd.Context(), events, &replayOptions{
-				WorkDir: workDir, Out: a.stdout, Info: a.stderr, Quiet: quiet, Pace: pace,
+				WorkDir: workDir, Out: a.stdout, Info: a.stderr, Quiet: quiet, Pace: pace, Children: src.children, TTY: a.outTTY,
 			})
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(a.stderr, "replayed %d turns, %d model responses, %d tool calls; %d divergences\n",
-				rep.turns, rep.responses, rep.toolCalls, len(rep.divergences))
+			fmt.Fprintf(a.stderr, "replayed %s, %s, %s; %s\n",
+				plural(rep.turns, "turn"), plural(rep.responses, "model response"), plural(rep.toolCalls, "tool call"), plural(len(rep.divergences), "divergence"))
 			if strict && len(rep.divergences) > 0 {
-				return &codeError{code: exitError, err: fmt.Errorf("the replay diverged from the record in %d places", len(rep.divergences))}
+				return &codeError{code: exitError, err: fmt.Errorf("the replay diverged from the record in %s", plural(len(rep.divergences), "place"))}
 			}
 			return nil
 		},
@@ -81,45 +84,57 @@ in the store. No API key is needed.`,
 func exactArgs(n int, what string) cobra.PositionalArgs {
 	return func(cmd *cobra.Command, args []string) error {
 		if len(args) != n {
-			return usageErrorf("%s needs %s (got %d arguments)\nRun '%s --help' for usage.", cmd.CommandPath(), what, len(args), cmd.CommandPath())
+			return usageErrorf("%s needs %s (got %s)\nRun '%s --help' for usage.", cmd.CommandPath(), what, plural(len(args), "argument"), cmd.CommandPath())
 		}
 		return nil
 	}
 }
 
-// loadRecording reads a session from a file, or from the store by id. It
-// returns the events and the session's work directory when known.
-func (a *app) loadRecording(ctx context.Context, arg string) ([]session.Event, string, error) {
+// recordingSource is a loaded recording: its events, its work directory
+// when known, and its subagents' logs when they can be read (from the
+// store; a file holds only its own log).
+type recordingSource struct {
+	events   []session.Event
+	workDir  string
+	children func(session.ID) ([]session.Event, error)
+	close    func() error
+}
+
+// loadRecording reads a session from a file, or from the store by id or
+// a unique prefix of it, leaving the store open for its children.
+func (a *app) loadRecording(ctx context.Context, arg string) (*recordingSource, error) {
 	if st, err := os.Stat(arg); err == nil && st.Mode().IsRegular() {
 		f, err := os.Open(arg)
 		if err != nil {
-			return nil, "", err
+			return nil, err
 		}
 		defer f.Close()
 		events, err := readNDJSON(f)
 		if err != nil {
-			return nil, "", fmt.Errorf("%s: %w", arg, err)
+			return nil, fmt.Errorf("%s: %w", arg, err)
 		}
-		return events, "", nil
+		return &recordingSource{events: events, close: func() error { return nil }}, nil
 	}
 	st, err := a.openStore()
 	if err != nil {
-		return nil, "", err
+		return nil, err
 	}
-	defer st.Close()
-	id := session.ID(arg)
-	info, err := st.Info(ctx, id)
+	info, err := findSession(ctx, st, arg)
 	if err != nil {
-		if errors.Is(err, session.ErrNotFound) || session.CheckID(id) != nil {
-			return nil, "", usageErrorf("%q is neither a file nor a session in the store; list sessions with 'rein sessions list'", arg)
+		st.Close()
+		var ue *usageError
+		if errors.As(err, &ue) {
+			return nil, usageErrorf("%q is neither a file nor a session in the store: %v", arg, err)
 		}
-		return nil, "", err
+		return nil, err
 	}
-	events, err := collect(st.Events(ctx, id, 0))
+	events, err := collect(st.Events(ctx, info.ID, 0))
 	if err != nil {
-		return nil, "", err
+		st.Close()
+		return nil, err
 	}
-	return events, info.WorkDir, nil
+	children := func(id session.ID) ([]session.Event, error) { return collect(st.Events(ctx, id, 0)) }
+	return &recordingSource{events: events, workDir: info.WorkDir, children: children, close: st.Close}, nil
 }
 
 // readNDJSON decodes an exported session log.
@@ -165,12 +180,38 @@ type replayOptions struct {
 	Out, Info io.Writer // the answer text; tool activity and divergences
 	Quiet     bool
 	Pace      time.Duration // pause between streamed words
+	TTY       *os.File      // Out's file when it is a terminal: text streams live
+	// Children reads a subagent's recorded session, for its spawn to be
+	// replayed too; nil when the record holds only the parent's log (a
+	// file), and spawns then play back their recorded results.
+	Children func(session.ID) ([]session.Event, error)
+
+	root, spill string // the replay's workspace, which children share
 }
 
-// replayReport is what a replay found.
+// replayReport is what a replay found, children included.
 type replayReport struct {
+	mu                          sync.Mutex
 	turns, responses, toolCalls int
 	divergences                 []string
+}
+
+// count adds to the report's counters.
+func (r *replayReport) count(turns, responses, toolCalls int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.turns, r.responses, r.toolCalls = r.turns+turns, r.responses+responses, r.toolCalls+toolCalls
+}
+
+// diverger reports a divergence on info, prefixed with whose it is.
+func (r *replayReport) diverger(info io.Writer, prefix string) func(format string, args ...any) {
+	return func(format string, args ...any) {
+		msg := prefix + fmt.Sprintf(format, args...)
+		r.mu.Lock()
+		r.divergences = append(r.divergences, msg)
+		r.mu.Unlock()
+		fmt.Fprintln(info, "divergence:", msg)
+	}
 }
 
 // recordedTurn is one prompt of the record with what followed it.
@@ -184,16 +225,20 @@ type recordedResponse struct {
 	history []llm.Message
 }
 
-// replaySession re-runs the prompts of events with the recorded responses
-// as the model and the tools live.
-func replaySession(ctx context.Context, events []session.Event, opts *replayOptions) (*replayReport, error) {
+// recording is what a replay needs of a recorded log.
+type recording struct {
+	turns     []recordedTurn
+	responses []recordedResponse
+	results   map[llm.CallID]string
+	header    *session.RequestHeader
+	spawns    map[llm.CallID]*session.SubagentStart
+}
+
+func readRecording(events []session.Event) *recording {
+	rec := &recording{results: map[llm.CallID]string{}, spawns: map[llm.CallID]*session.SubagentStart{}}
 	var (
-		turns     []recordedTurn
-		responses []recordedResponse
-		results   = map[llm.CallID]string{}
-		header    *session.RequestHeader
-		openTurn  bool
-		deriver   session.Deriver
+		openTurn bool
+		deriver  session.Deriver
 	)
 	for _, ev := range events {
 		switch d := ev.Data.(type) {
@@ -201,72 +246,99 @@ func replaySession(ctx context.Context, events []session.Event, opts *replayOpti
 			openTurn = d.Trigger == session.TriggerPrompt || d.Trigger == ""
 		case *session.UserMessage:
 			if openTurn && (d.Source == "" || d.Source == session.SourceUser) {
-				turns = append(turns, recordedTurn{prompt: d.Parts})
+				rec.turns = append(rec.turns, recordedTurn{prompt: d.Parts})
 				openTurn = false
 			}
 		case *session.RequestHeader:
-			if header == nil {
-				header = d
+			if rec.header == nil {
+				rec.header = d
 			}
 		case *session.AssistantMessage:
-			responses = append(responses, recordedResponse{msg: d, history: deriver.Messages()})
+			rec.responses = append(rec.responses, recordedResponse{msg: d, history: deriver.Messages()})
 		case *session.ToolResult:
-			results[d.CallID] = resultText(d.Parts)
+			rec.results[d.CallID] = resultText(d.Parts)
+		case *session.SubagentStart:
+			if d.CallID != "" {
+				rec.spawns[d.CallID] = d
+			}
 		}
 		deriver.Add(ev)
 	}
-	if len(turns) == 0 {
-		return nil, usageErrorf("the recording has no prompt to replay")
-	}
+	return rec
+}
 
+// setup is the provider, model name, system prompt and tool names the
+// record's first request header names.
+func (rec *recording) setup() (provider, model, system string, names []string) {
+	names = defaultTools
+	h := rec.header
+	if h == nil {
+		return "replay", "recorded", "", names
+	}
+	var sb strings.Builder
+	for i, t := range h.System {
+		if i > 0 {
+			sb.WriteString("\n\n")
+		}
+		sb.WriteString(t.Text)
+	}
+	if h.Tools != nil {
+		names = nil
+		for _, n := range h.Tools {
+			if n == "task_output" || n == "task_kill" || n == "task_wait" {
+				continue
+			}
+			names = append(names, n)
+		}
+	}
+	return h.Provider, h.Model, sb.String(), names
+}
+
+// replaySession re-runs the prompts of events with the recorded responses
+// as the model and the tools live, and the subagents it spawned the same
+// way when opts.Children can read their logs.
+func replaySession(ctx context.Context, events []session.Event, opts *replayOptions) (*replayReport, error) {
 	tmp, err := os.MkdirTemp("", "rein-replay-")
 	if err != nil {
 		return nil, err
 	}
 	defer os.RemoveAll(tmp)
-	root := filepath.Join(tmp, "workspace")
-	if err := os.Mkdir(root, 0o700); err != nil {
+	o := *opts
+	o.root, o.spill = filepath.Join(tmp, "workspace"), filepath.Join(tmp, "spill")
+	if err := os.Mkdir(o.root, 0o700); err != nil {
 		return nil, err
 	}
-	if opts.WorkDir != "" {
-		if err := copyTree(opts.WorkDir, root); err != nil {
-			return nil, fmt.Errorf("copy the workspace %s: %w", opts.WorkDir, err)
+	if o.WorkDir != "" {
+		if err := copyTree(o.WorkDir, o.root); err != nil {
+			return nil, fmt.Errorf("copy the workspace %s: %w", o.WorkDir, err)
 		}
 	}
-
+	if o.Quiet {
+		o.Out, o.Info, o.TTY = io.Discard, io.Discard, nil
+	}
 	rep := &replayReport{}
-	diverge := func(format string, args ...any) {
-		msg := fmt.Sprintf(format, args...)
-		rep.divergences = append(rep.divergences, msg)
-		fmt.Fprintln(opts.Info, "divergence:", msg)
-	}
-	model := &replayModel{responses: responses, diverge: diverge, pace: opts.Pace}
-
-	names := defaultTools
-	provider, modelName, system := "replay", "recorded", ""
-	if header != nil {
-		provider, modelName = header.Provider, header.Model
-		var sb strings.Builder
-		for i, t := range header.System {
-			if i > 0 {
-				sb.WriteString("\n\n")
-			}
-			sb.WriteString(t.Text)
-		}
-		system = sb.String()
-		if header.Tools != nil {
-			names = nil
-			for _, n := range header.Tools {
-				if n == "task_output" || n == "task_kill" || n == "task_wait" {
-					continue
-				}
-				names = append(names, n)
-			}
-		}
-	}
-	kit, err := buildTools(root, filepath.Join(tmp, "spill"), knownTools(names), nil)
-	if err != nil {
+	if _, err := replayIn(ctx, events, &o, rep, ""); err != nil {
 		return nil, err
+	}
+	return rep, nil
+}
+
+// replayIn replays one recorded log in o.root and returns its last
+// answer; prefix names a subagent's divergences.
+func replayIn(ctx context.Context, events []session.Event, o *replayOptions, rep *replayReport, prefix string) (string, error) {
+	rec := readRecording(events)
+	if len(rec.turns) == 0 {
+		return "", usageErrorf("the recording has no prompt to replay")
+	}
+	diverge := rep.diverger(o.Info, prefix)
+	model := &replayModel{responses: rec.responses, diverge: diverge, pace: o.Pace}
+	provider, modelName, system, names := rec.setup()
+	kit, err := buildTools(o.root, o.spill, knownTools(names), nil, nil)
+	if err != nil {
+		return "", err
+	}
+	if slices.Contains(names, agent.SpawnToolName) || len(rec.spawns) > 0 {
+		kit.tools = append(kit.tools, replaySpawnTool(rec, o, rep, prefix))
 	}
 	approver, _ := newApprover("auto", nil)
 	ag, err := agent.New(&agent.Options{
@@ -278,43 +350,52 @@ func replaySession(ctx context.Context, events []session.Event, opts *replayOpti
 		Retry:    &agent.RetryPolicy{MaxRetries: -1},
 	})
 	if err != nil {
-		return nil, fmt.Errorf("start the replay: %w", err)
+		return "", fmt.Errorf("start the replay: %w", err)
 	}
 	defer ag.Close()
-
-	out, info := opts.Out, opts.Info
-	if opts.Quiet {
-		out, info = io.Discard, io.Discard
+	var answer string
+	for i, t := range rec.turns {
+		fmt.Fprintf(o.Info, "» %s\n", shorten(partsText(t.prompt), 200))
+		answer = replayTurn(ctx, ag, t, rec, o, rep, diverge, i)
 	}
-	for i, t := range turns {
-		rep.turns++
-		fmt.Fprintf(info, "» %s\n", shorten(partsText(t.prompt), 200))
-		r := newTextRenderer(out, info)
-		for ev, err := range ag.Stream(ctx, &agent.RunRequest{Parts: t.prompt}) {
-			if err != nil {
-				diverge("turn %d ended in error: %v", i+1, err)
-				break
-			}
-			r.event(ev)
-			if tr, ok := ev.Data.(*session.ToolResult); ok {
-				rep.toolCalls++
-				want, ok := results[tr.CallID]
-				got := resultText(tr.Parts)
-				switch {
-				case !ok:
-					diverge("tool call %s (%s) has no recorded result", tr.CallID, tr.Name)
-				case normalizeResult(want) != normalizeResult(got):
-					diverge("tool call %s (%s): result differs\n  recorded: %s\n  replayed: %s", tr.CallID, tr.Name, shorten(want, 200), shorten(got, 200))
-				}
-			}
-		}
-		r.flush()
-	}
-	rep.responses = model.played()
-	if n := len(responses) - rep.responses; n > 0 {
+	played := model.played()
+	rep.count(len(rec.turns), played, 0)
+	if n := len(rec.responses) - played; n > 0 {
 		diverge("%d recorded model responses were never requested", n)
 	}
-	return rep, nil
+	return answer, nil
+}
+
+// replayTurn replays one turn, checking each tool result against the
+// record, and returns the turn's answer.
+func replayTurn(ctx context.Context, ag *agent.Agent, t recordedTurn, rec *recording, o *replayOptions, rep *replayReport, diverge func(string, ...any), i int) string {
+	r := newTextRenderer(o.Out, o.Info, o.TTY)
+	defer r.flush()
+	answer := ""
+	for ev, err := range ag.Stream(ctx, &agent.RunRequest{Parts: t.prompt}) {
+		if err != nil {
+			diverge("turn %d ended in error: %v", i+1, err)
+			break
+		}
+		r.event(ev)
+		switch d := ev.Data.(type) {
+		case *session.AssistantMessage:
+			if txt := resultText(d.Parts); txt != "" {
+				answer = txt
+			}
+		case *session.ToolResult:
+			rep.count(0, 0, 1)
+			want, ok := rec.results[d.CallID]
+			got := resultText(d.Parts)
+			switch {
+			case !ok:
+				diverge("tool call %s (%s) has no recorded result", d.CallID, d.Name)
+			case normalizeResult(want) != normalizeResult(got):
+				diverge("tool call %s (%s): result differs\n  recorded: %s\n  replayed: %s", d.CallID, d.Name, shorten(want, 200), shorten(got, 200))
+			}
+		}
+	}
+	return answer
 }
 
 // volatile matches the parts of a tool result that differ from run to run
@@ -345,131 +426,6 @@ func partsText(parts []llm.Part) string {
 		}
 	}
 	return b.String()
-}
-
-// replayModel is an llm.Model that answers each request with the next
-// recorded assistant message, and reports a request whose history differs
-// from the one the record answered.
-type replayModel struct {
-	responses []recordedResponse
-	diverge   func(format string, args ...any)
-	pace      time.Duration
-
-	mu   sync.Mutex
-	next int
-}
-
-func (m *replayModel) played() int {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.next
-}
-
-// Stream implements llm.Model.
-func (m *replayModel) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.Chunk, error] {
-	return func(yield func(llm.Chunk, error) bool) {
-		m.mu.Lock()
-		i := m.next
-		if i < len(m.responses) {
-			m.next++
-		}
-		m.mu.Unlock()
-		if i >= len(m.responses) {
-			m.diverge("request %d: the record has no more model responses", i+1)
-			yield(nil, &llm.ProviderError{Kind: llm.ErrInvalidRequest, Err: errors.New("replay: the recording has no more model responses")})
-			return
-		}
-		rec := m.responses[i]
-		if d := historyDiff(rec.history, req.Messages); d != "" {
-			m.diverge("request %d: %s", i+1, d)
-		}
-		for _, c := range messageChunks(rec.msg, m.pace > 0) {
-			if ctx.Err() != nil {
-				yield(nil, ctx.Err())
-				return
-			}
-			if !yield(c, nil) {
-				return
-			}
-			if _, ok := c.(*llm.TextDelta); ok && m.pace > 0 {
-				select {
-				case <-time.After(m.pace):
-				case <-ctx.Done():
-				}
-			}
-		}
-	}
-}
-
-// messageChunks turns a recorded assistant message back into a stream;
-// byWord splits text into a delta per word.
-func messageChunks(m *session.AssistantMessage, byWord bool) []llm.Chunk {
-	var out []llm.Chunk
-	for i, p := range m.Parts {
-		switch p := p.(type) {
-		case *llm.Text:
-			out = append(out, &llm.BlockStart{Index: i, Kind: llm.BlockText})
-			if byWord {
-				for w := range strings.SplitAfterSeq(p.Text, " ") {
-					out = append(out, &llm.TextDelta{Index: i, Text: w})
-				}
-			} else {
-				out = append(out, &llm.TextDelta{Index: i, Text: p.Text})
-			}
-			out = append(out, &llm.BlockEnd{Index: i})
-		case *llm.Reasoning:
-			out = append(out, &llm.BlockStart{Index: i, Kind: llm.BlockReasoning},
-				&llm.ReasoningDelta{Index: i, Text: p.Text, Signature: p.Signature, Redacted: p.Redacted}, &llm.BlockEnd{Index: i})
-		case *llm.ToolCall:
-			out = append(out, &llm.BlockStart{Index: i, Kind: llm.BlockToolCall, ID: p.ID, Name: p.Name},
-				&llm.ToolCallDelta{Index: i, Args: string(p.Args)}, &llm.BlockEnd{Index: i})
-		}
-	}
-	finish := m.Finish
-	if finish == "" {
-		finish = llm.FinishStop
-	}
-	out = append(out, &llm.UsageChunk{Usage: m.Usage}, &llm.Finish{Reason: finish, Provenance: m.Provenance})
-	return out
-}
-
-// historyDiff compares the shape of two histories: roles, texts, tool
-// calls and which calls have results. Tool result contents are compared
-// where the results are produced, so they are not compared twice.
-func historyDiff(want, got []llm.Message) string {
-	w, g := historyShape(want), historyShape(got)
-	for i := 0; i < len(w) || i < len(g); i++ {
-		switch {
-		case i >= len(w):
-			return fmt.Sprintf("the live request has an extra message: %s", shorten(g[i], 120))
-		case i >= len(g):
-			return fmt.Sprintf("the live request lacks a recorded message: %s", shorten(w[i], 120))
-		case w[i] != g[i]:
-			return fmt.Sprintf("message %d differs\n  recorded: %s\n  replayed: %s", i+1, shorten(w[i], 160), shorten(g[i], 160))
-		}
-	}
-	return ""
-}
-
-func historyShape(msgs []llm.Message) []string {
-	out := make([]string, 0, len(msgs))
-	for _, m := range msgs {
-		var b strings.Builder
-		b.WriteString(string(m.Role))
-		b.WriteString(":")
-		for _, p := range m.Parts {
-			switch p := p.(type) {
-			case *llm.Text:
-				b.WriteString(" " + p.Text)
-			case *llm.ToolCall:
-				fmt.Fprintf(&b, " [call %s %s %s]", p.ID, p.Name, p.Args)
-			case *llm.ToolResult:
-				fmt.Fprintf(&b, " [result %s]", p.CallID)
-			}
-		}
-		out = append(out, b.String())
-	}
-	return out
 }
 
 // copyTree copies the regular files and directories of src into dst,

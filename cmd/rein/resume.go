@@ -41,7 +41,7 @@ func (a *app) resumeTurn(ctx context.Context, f *agentFlags, cont, jsonOut bool,
 		return usageErrorf("--resume needs the session whose turn to continue: give --session ID or --continue")
 	}
 	err := a.streamTurn(ctx, f, jsonOut, timeout, func(ctx context.Context, s *setup) iter.Seq2[session.Event, error] {
-		return s.agent.ResumeStream(ctx, &agent.ResumeRequest{Hooks: s.runHooks})
+		return s.agent.ResumeStream(ctx, &agent.ResumeRequest{Hooks: s.runHooks, Children: true})
 	})
 	return resumeError(f.session, err)
 }

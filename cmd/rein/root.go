@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"os"
 	"runtime/debug"
 	"strings"
 
@@ -24,6 +25,10 @@ type app struct {
 	storeSpec  string
 	cfg        *config
 	secrets    *scrubber // never nil once run has built the app
+	// outTTY is stdout's file when it is a terminal (nil otherwise);
+	// errTTY reports whether stderr is one.
+	outTTY *os.File
+	errTTY bool
 	// newSandbox makes the shell's sandbox for --sandbox auto; nil means
 	// exec.NewSandbox.
 	newSandbox func(*exec.SandboxOptions) (exec.Context, error)
@@ -60,6 +65,7 @@ Start with 'rein run "PROMPT"' (needs an API key or a local server) or
 	})
 	root.PersistentFlags().StringVar(&a.configPath, "config", "", "config file (default $XDG_CONFIG_HOME/rein/config.toml)")
 	root.PersistentFlags().StringVar(&a.storeSpec, "store", "", "session store: sqlite:PATH | jsonl:DIR | postgres://URL | mem: (default sqlite: under $XDG_STATE_HOME/rein)")
+	completeStore(root)
 	root.AddCommand(a.versionCommand())
 	for _, add := range extraCommands {
 		root.AddCommand(add(a))

@@ -11,7 +11,6 @@ import (
 	"iter"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -76,13 +75,14 @@ func (f *agentFlags) register(cmd *cobra.Command) {
 	fl.BoolVar(&f.dryRun, "dry-run", false, "tools that change things only say what they would do")
 	fl.IntVar(&f.maxSteps, "max-steps", 0, "stop the turn after N steps (default 100)")
 	fl.Float64Var(&f.maxCost, "max-cost", 0, "stop the turn before spending more than USD")
-	fl.StringVar(&f.system, "system", "", "the system prompt, as TEXT or @FILE (AGENTS.md and CLAUDE.md are added)")
+	fl.StringVar(&f.system, "system", "", "the system prompt, as TEXT or @FILE (the environment — directory, OS, date, git branch — and AGENTS.md and CLAUDE.md are added)")
 	fl.DurationVar(&f.net.stall, "stall-timeout", defaultStallTimeout, "abandon and retry a model request that sends nothing for this long")
 	fl.DurationVar(&f.net.connect, "connect-timeout", defaultConnectTimeout, "give up connecting to the provider after this long")
 	registerMCPFlag(fl, &f.mcp)
 	addHooksFlag(cmd, &f.hooks)
 	f.sandbox.register(fl)
 	f.perms.register(fl)
+	completeFlagValues(cmd)
 }
 
 // setup is everything one agent needs, built from flags and config.
@@ -105,6 +105,9 @@ type setup struct {
 	box      *shellBox    // where the shell's commands run; nil without a shell
 	team     *teamKit     // the workspace's memory files and skills
 	kids     childView    // shows the subagents' events
+	// discard deletes the session on Close: it was made for a run that
+	// never reached the model.
+	discard bool
 	// stopTelemetry flushes exported spans; nil when OTEL_* asks for none.
 	stopTelemetry func() error
 }
@@ -145,6 +148,9 @@ func (s *setup) closeWith(reason string) error {
 	var errs []error
 	if s.agent != nil {
 		errs = append(errs, s.agent.Close())
+		if s.discard {
+			errs = append(errs, s.store.Delete(context.Background(), s.agent.Session()))
+		}
 	} else if s.kit != nil {
 		for _, c := range s.kit.closers {
 			errs = append(errs, c.Close())
@@ -152,6 +158,9 @@ func (s *setup) closeWith(reason string) error {
 	}
 	if s.stopTelemetry != nil {
 		errs = append(errs, s.stopTelemetry())
+	}
+	if s.root != "" {
+		errs = append(errs, ignoreReinState(s.root))
 	}
 	if s.store != nil && !s.shared {
 		errs = append(errs, s.store.Close())
@@ -270,7 +279,7 @@ func (a *app) build(ctx context.Context, f *agentFlags, ask tool.Approver, inter
 	if s.root, err = workspace(f.cwd); err != nil {
 		return nil, err
 	}
-	if s.system, err = systemPrompt(f.system); err != nil {
+	if s.system, err = systemPrompt(f.system, s.root); err != nil {
 		return nil, err
 	}
 	tools := f.tools
@@ -330,7 +339,7 @@ func (a *app) build(ctx context.Context, f *agentFlags, ask tool.Approver, inter
 			return nil, err
 		}
 	}
-	if s.kit, err = buildTools(s.root, "", names, s.box); err != nil {
+	if s.kit, err = buildTools(s.root, "", names, s.box, a.childModels(t, f.net)); err != nil {
 		return nil, err
 	}
 	if f.editorTools != nil {
@@ -394,9 +403,6 @@ func (a *app) build(ctx context.Context, f *agentFlags, ask tool.Approver, inter
 			s.system += "\n\n" + in
 		}
 		s.runHooks = mgr.Hooks()
-	}
-	if slices.Contains(names, agent.SpawnToolName) {
-		hooks = s.kids.observe(hooks) // children's events reach observers, not the stream
 	}
 	if tr != nil {
 		hooks = tr.obs.Register(hooks)
@@ -477,7 +483,7 @@ cancelled (Ctrl-C).`,
 				return resumeArgs(args)
 			}
 			if len(args) == 0 || len(args) > 2 || (len(args) == 2 && args[1] != "-") {
-				return usageErrorf("rein run needs one PROMPT argument, PROMPT - (stdin appended as context) or - (the prompt from stdin), got %d arguments\nRun 'rein run --help' for usage.", len(args))
+				return usageErrorf("rein run needs one PROMPT argument, PROMPT - (stdin appended as context) or - (the prompt from stdin), got %s\nRun 'rein run --help' for usage.", plural(len(args), "argument"))
 			}
 			return nil
 		},
@@ -519,7 +525,7 @@ func (a *app) showContext(cmd *cobra.Command, f *agentFlags) error {
 	if err != nil {
 		return err
 	}
-	sys, err := systemPrompt(f.system)
+	sys, err := systemPrompt(f.system, root)
 	if err != nil {
 		return err
 	}
@@ -527,7 +533,7 @@ func (a *app) showContext(cmd *cobra.Command, f *agentFlags) error {
 	if err != nil {
 		return err
 	}
-	kit, err := buildTools(root, "", names, nil)
+	kit, err := buildTools(root, "", names, nil, nil)
 	if err != nil {
 		return err
 	}
@@ -564,7 +570,9 @@ func (a *app) showContext(cmd *cobra.Command, f *agentFlags) error {
 // runTurn runs one turn and maps its end to an exit code.
 func (a *app) runTurn(ctx context.Context, f *agentFlags, prompt string, jsonOut bool, timeout time.Duration) error {
 	return a.streamTurn(ctx, f, jsonOut, timeout, func(ctx context.Context, s *setup) iter.Seq2[session.Event, error] {
-		return s.agent.Stream(ctx, s.request(prompt))
+		req := s.request(prompt)
+		req.Children = true // subagents' progress shows as it happens
+		return s.agent.Stream(ctx, req)
 	})
 }
 
@@ -605,34 +613,42 @@ func (a *app) streamTurn(ctx context.Context, f *agentFlags, jsonOut bool, timeo
 		jr = &jsonRenderer{w: bufio.NewWriter(a.stdout)}
 		r = jr
 	} else {
-		r = newTextRenderer(a.stdout, a.stderr)
+		r = newTextRenderer(a.stdout, a.stderr, a.outTTY)
 	}
-	r = s.kids.attach(r)
 	var end *session.TurnEnd
 	var last *session.AssistantMessage
 	var runErr error
-	children := 0
+	var sum tally
+	began := time.Now()
 	for ev, err := range start(runCtx, s) {
 		if err != nil {
 			runErr = err
 			break
 		}
+		if ev.ParentRun != "" {
+			s.kids.show(r, ev)
+			continue
+		}
+		sum.add(ev)
 		switch d := ev.Data.(type) {
 		case *session.TurnEnd:
 			end = d
-		case *session.SubagentEnd:
-			children++
 		case *session.AssistantMessage:
 			last = d
 		}
 		r.event(ev)
 	}
-	s.kids.wait(children)
 	r.flush()
 	if jr != nil {
-		jr.result(s.agent.Session(), end, runErr)
+		sid := s.agent.Session()
+		if unused(s, end, &sum) {
+			sid = "" // not kept
+		}
+		jr.result(sid, end, runErr)
+	} else if a.errTTY {
+		fmt.Fprintln(a.stderr, summaryLine(&sum, time.Since(began)))
 	}
-	fmt.Fprintf(a.stderr, "session %s\n", s.agent.Session())
+	a.keepSession(runCtx, s, end, &sum)
 	if err := turnExit(end, runErr); err != nil {
 		return err
 	}

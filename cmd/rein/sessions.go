@@ -6,7 +6,6 @@ import (
 	"io"
 	"slices"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -58,33 +57,6 @@ func (a *app) completeSessions(cmd *cobra.Command, args []string, toComplete str
 	return ids, cobra.ShellCompDirectiveNoFileComp
 }
 
-func (a *app) sessionsList() *cobra.Command {
-	return &cobra.Command{
-		Use:   "list",
-		Short: "List sessions, most recent first",
-		Args:  exactArgs(0, "no arguments"),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return a.withStore(func(st session.Store) error {
-				infos, err := st.List(cmd.Context())
-				if err != nil {
-					return err
-				}
-				if len(infos) == 0 {
-					fmt.Fprintf(a.stderr, "no sessions in %s yet; start one with 'rein run \"PROMPT\"' or 'rein chat'\n", a.storeShown())
-					return nil
-				}
-				slices.SortFunc(infos, func(x, y session.Info) int { return y.Updated.Compare(x.Updated) })
-				tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
-				fmt.Fprintln(tw, "ID\tUPDATED\tEVENTS\tWORKDIR\tPARENT")
-				for _, in := range infos {
-					fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\n", in.ID, ago(in.Updated), in.LastSeq, in.WorkDir, in.Parent)
-				}
-				return tw.Flush()
-			})
-		},
-	}
-}
-
 // ago renders a time relative to now for listings.
 func ago(t time.Time) string {
 	if t.IsZero() {
@@ -126,7 +98,7 @@ func (a *app) sessionsShow() *cobra.Command {
 				if info.Parent != "" {
 					fmt.Fprintf(w, "forked from %s\n", info.Parent)
 				}
-				fmt.Fprintf(w, "created %s, %d events\n\n", info.Created.Local().Format(time.DateTime), info.LastSeq)
+				fmt.Fprintf(w, "created %s, %s\n\n", info.Created.Local().Format(time.DateTime), plural(int(info.LastSeq), "event"))
 				writeMarkdown(w, events)
 				var u llm.Usage
 				turns := 0
@@ -138,7 +110,7 @@ func (a *app) sessionsShow() *cobra.Command {
 						turns++
 					}
 				}
-				fmt.Fprintf(w, "\n---\n%d turns; tokens: %d in, %d out, %d cache read, %d cache write\n", turns, u.Input, u.Output, u.CacheRead, u.CacheWrite)
+				fmt.Fprintf(w, "\n---\n%s; tokens: %d in, %d out, %d cache read, %d cache write\n", plural(turns, "turn"), u.Input, u.Output, u.CacheRead, u.CacheWrite)
 				if err := writeChildren(cmd.Context(), w, st, events, ""); err != nil {
 					return err
 				}
@@ -188,21 +160,34 @@ func (a *app) sessionsExport() *cobra.Command {
 
 func (a *app) sessionsRm() *cobra.Command {
 	return &cobra.Command{
-		Use:               "rm ID...",
-		Short:             "Delete sessions",
-		Args:              cobra.MinimumNArgs(1),
+		Use:   "rm ID...",
+		Short: "Delete sessions by id or unique prefix",
+		Long: `Rm deletes the sessions named, by id or a unique prefix of it. Every id is
+checked first: when one is unknown or ambiguous, nothing is deleted.`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return usageErrorf("rein sessions rm needs one or more session IDs; 'rein sessions list' shows them")
+			}
+			return nil
+		},
 		ValidArgsFunction: a.completeSessions,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return a.withStore(func(st session.Store) error {
+				var ids []session.ID
 				for _, id := range args {
 					info, err := findSession(cmd.Context(), st, id)
 					if err != nil {
 						return err
 					}
-					if err := st.Delete(cmd.Context(), info.ID); err != nil {
-						return fmt.Errorf("delete %s: %w", info.ID, err)
+					if !slices.Contains(ids, info.ID) {
+						ids = append(ids, info.ID)
 					}
-					fmt.Fprintf(a.stderr, "deleted %s\n", info.ID)
+				}
+				for _, id := range ids {
+					if err := st.Delete(cmd.Context(), id); err != nil {
+						return fmt.Errorf("delete %s: %w", id, err)
+					}
+					fmt.Fprintf(a.stderr, "deleted %s\n", id)
 				}
 				return nil
 			})

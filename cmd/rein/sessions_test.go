@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -31,10 +32,13 @@ func TestSessionsCommands(t *testing.T) {
 		return r
 	}
 
-	if r := sessions("list"); !strings.Contains(r.stdout, "s1") || !strings.Contains(r.stdout, e.work) {
-		t.Errorf("list does not show s1 in %s:\n%s", e.work, r.stdout)
+	if r := sessions("list"); !regexp.MustCompile(`\ns1 +just now +1 +\$[0-9.]+ +first question\n`).MatchString(r.stdout) {
+		t.Errorf("list does not show s1, one turn, its cost and title:\n%s", r.stdout)
 	}
-	if r := sessions("show", "s1"); !strings.Contains(r.stdout, "first question") || !strings.Contains(r.stdout, "First answer.") || !strings.Contains(r.stdout, "1 turns") {
+	if r := sessions("list", "--all"); !strings.Contains(r.stdout, "s1") || !strings.Contains(r.stdout, e.work) {
+		t.Errorf("list --all does not show s1 in %s:\n%s", e.work, r.stdout)
+	}
+	if r := sessions("show", "s1"); !strings.Contains(r.stdout, "first question") || !strings.Contains(r.stdout, "First answer.") || !strings.Contains(r.stdout, "\n1 turn;") {
 		t.Errorf("show:\n%s", r.stdout)
 	}
 	r := sessions("export", "s1")

@@ -6,98 +6,68 @@ import (
 	"io"
 	"path/filepath"
 	"strings"
-	"sync"
-	"time"
 
 	"github.com/reinhq/rein/agent"
 	"github.com/reinhq/rein/agent/agentdef"
-	"github.com/reinhq/rein/hook"
 	"github.com/reinhq/rein/session"
 	"github.com/reinhq/rein/tool"
 )
 
 // spawnTool is the spawn_agent tool of 'rein run' and 'rein chat' (named
 // in --tools), offering the named agents of the workspace's .rein/agents/
-// and .claude/agents/ and of the user's config folder. A definition's
-// model is not looked up: children run on the session's model.
-func spawnTool(root string) (tool.Tool, error) {
+// and .claude/agents/ and of the user's config folder. models resolves a
+// definition's model (nil: children run on the session's model).
+func spawnTool(root string, models func(string) (*agent.Target, error)) (tool.Tool, error) {
 	defs, err := agentdef.Discover(&agentdef.DiscoverOptions{Workspace: root, UserDir: filepath.Join(configDir(), "agents")})
 	if err != nil {
 		return nil, fmt.Errorf("agent definitions: %w", err)
 	}
-	return agent.SpawnTool(&agent.SpawnToolOptions{Definitions: defs}), nil
+	return agent.SpawnTool(&agent.SpawnToolOptions{Definitions: defs, Models: models}), nil
 }
 
-// childView shows the events of subagents, which reach the parent's
-// observers rather than its stream, with the run's renderer: --json
-// prints them as they are (their session and parent_run say whose they
-// are), text output prints their tool calls and ends indented under the
-// parent's, named.
+// childModels resolves the model a subagent definition names the way
+// --model is resolved, aliases included ("haiku", "claude-haiku-4-5"). A
+// name without a provider the catalog does not know is the parent's
+// provider's; a model of the parent's provider goes to the parent's
+// --base-url, with the parent's network timeouts.
+func (a *app) childModels(parent target, net netOptions) func(string) (*agent.Target, error) {
+	return func(name string) (*agent.Target, error) {
+		spec := expandModel(name)
+		prov, _, hasProvider := strings.Cut(spec, "/")
+		if !hasProvider {
+			spec, prov = parent.provider.name+"/"+spec, parent.provider.name
+		}
+		base := ""
+		if prov == parent.provider.name {
+			base = parent.baseURL
+		}
+		t, err := resolveTarget(spec, base, a.cfg, a.getenv)
+		if err != nil {
+			return nil, err
+		}
+		m, err := buildModel(t, providerClient(net))
+		if err != nil {
+			return nil, err
+		}
+		return &agent.Target{Provider: t.provider.name, Model: t.model, Client: failFast(m)}, nil
+	}
+}
+
+// childView shows the events of subagents, which the run's stream
+// yields beside its own (RunRequest.Children), with the run's renderer:
+// --json prints them as they are (their session, agent and parent_run
+// say whose they are), text output prints their tool calls and ends
+// indented under the parent's, named.
 type childView struct {
-	mu    sync.Mutex
-	r     renderer
-	lin   agent.Lineage
-	ended int           // child turns seen ending
-	more  chan struct{} // a child turn ended
+	lin agent.Lineage
 }
 
-// observe adds the view's observer to hs (nil makes a set).
-func (v *childView) observe(hs *hook.Set) *hook.Set {
-	if hs == nil {
-		hs = &hook.Set{}
-	}
-	v.more = make(chan struct{}, 1)
-	return hs.Observe("subagents", "", v.event)
-}
-
-// attach makes r the renderer of the run in flight and returns it, safe
-// to share with the observer.
-func (v *childView) attach(r renderer) renderer {
-	v.mu.Lock()
-	defer v.mu.Unlock()
-	v.r = r
-	return &lockedRenderer{v: v, r: r}
-}
-
-// wait lets the observer catch up with children subagent.end events
-// reported, for at most a second.
-func (v *childView) wait(children int) {
-	deadline := time.After(time.Second)
-	for {
-		v.mu.Lock()
-		done := v.ended >= children
-		v.mu.Unlock()
-		if done {
-			return
-		}
-		select {
-		case <-v.more:
-		case <-deadline:
-			return
-		}
-	}
-}
-
-func (v *childView) event(ev session.Event) {
-	if ev.ParentRun == "" {
-		return
-	}
+// show renders one child event with r.
+func (v *childView) show(r renderer, ev session.Event) {
 	depth := v.lin.Depth(ev)
-	v.mu.Lock()
-	defer v.mu.Unlock()
-	if _, ok := ev.Data.(*session.TurnEnd); ok {
-		v.ended++
-		defer func() {
-			select {
-			case v.more <- struct{}{}:
-			default:
-			}
-		}()
-	}
-	switch r := v.r.(type) {
+	switch r := r.(type) {
 	case *jsonRenderer:
 		r.event(ev)
-		r.flush()
 	case *textRenderer:
 		childLine(r, ev, strings.Repeat("  ", depth)+"["+ev.Agent+"] ")
 	}
@@ -117,25 +87,6 @@ func childLine(r *textRenderer, ev session.Event, prefix string) {
 	case *session.TurnEnd:
 		fmt.Fprintf(r.info, "%sended %s\n", prefix, d.Reason)
 	}
-}
-
-// lockedRenderer shares a renderer between the run's stream and the
-// subagents' observer.
-type lockedRenderer struct {
-	v *childView
-	r renderer
-}
-
-func (l *lockedRenderer) event(ev session.Event) {
-	l.v.mu.Lock()
-	defer l.v.mu.Unlock()
-	l.r.event(ev)
-}
-
-func (l *lockedRenderer) flush() {
-	l.v.mu.Lock()
-	defer l.v.mu.Unlock()
-	l.r.flush()
 }
 
 // writeChildren prints the tree of the subagents events started, read
@@ -162,7 +113,7 @@ func writeChildren(ctx context.Context, w io.Writer, st session.Store, events []
 			if e.Cause != "" {
 				how += " (" + e.Cause + ")"
 			}
-			how += fmt.Sprintf(", %d steps, %d tokens", e.Steps, e.Usage.Total())
+			how += fmt.Sprintf(", %s, %s", plural(e.Steps, "step"), plural(int(e.Usage.Total()), "token"))
 			if e.Cost > 0 {
 				how += fmt.Sprintf(", $%.4f", e.Cost)
 			}

@@ -105,7 +105,7 @@ func TestRunSubagentText(t *testing.T) {
 	}
 	parent := strings.TrimSpace(r.stderr[strings.LastIndex(r.stderr, "session ")+len("session "):])
 	show := e.run(nil, "sessions", "show", parent, "--store", e.store)
-	if show.code != 0 || !strings.Contains(show.stdout, "subagents:\n  counter (session ") || !strings.Contains(show.stdout, "): completed, 1 steps") {
+	if show.code != 0 || !strings.Contains(show.stdout, "subagents:\n  counter (session ") || !strings.Contains(show.stdout, "): completed, 1 step, 15 tokens") {
 		t.Errorf("sessions show does not show the child:\n%s%s", show.stdout, show.stderr)
 	}
 }

@@ -66,10 +66,11 @@ func resolveTarget(spec, baseURL string, cfg *config, getenv func(string) string
 	if spec == "" {
 		return target{}, usageErrorf("%s", noModelHelp)
 	}
+	spec = expandModel(spec)
 	name, model, _ := strings.Cut(spec, "/")
 	p, ok := lookupProvider(name)
 	if !ok {
-		return target{}, usageErrorf("--model %q: unknown provider %q; use one of %s (e.g. --model anthropic/claude-sonnet-4-5)", spec, name, providerNames())
+		return target{}, usageErrorf("--model %q: unknown provider %q; use one of %s (e.g. --model anthropic/claude-sonnet-4-5), a model 'rein models' lists, or one of %s", spec, name, providerNames(), strings.Join(familyNames(), ", "))
 	}
 	if model == "" {
 		model = p.defaultModel

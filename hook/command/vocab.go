@@ -4,40 +4,21 @@ import (
 	"encoding/json"
 	"slices"
 	"strings"
+
+	"github.com/reinhq/rein/tool/vocab"
 )
 
 // Vocab is one row of the mapping between a rein tool and the name and
 // input fields hook programs written for Claude Code expect. The same row
 // translates a call out to a command (tool_name, tool_input) and a
 // command's updatedInput back into rein's arguments.
-type Vocab struct {
-	Tool   string // rein's tool name
-	Theirs string // the name hook programs know it by
-	// Fields maps rein's input fields to theirs, each {rein, theirs}.
-	// Outgoing input carries their field beside rein's for path fields
-	// (scripts of either spelling find the path) and instead of it for
-	// the others.
-	Fields [][2]string
-	// TimeoutMillis: rein's "timeout" is seconds, theirs milliseconds.
-	TimeoutMillis bool
-}
+type Vocab = vocab.Row
 
 // Vocabulary is the one mapping table between rein's tool names and
-// fields and the hook format's, used in both directions: matchers,
-// tool_name, tool_input and tool_response going out, updatedInput coming
-// back.
-var Vocabulary = []Vocab{
-	{Tool: "shell", Theirs: "Bash", TimeoutMillis: true},
-	{Tool: "read", Theirs: "Read", Fields: [][2]string{{"path", "file_path"}}},
-	{Tool: "write", Theirs: "Write", Fields: [][2]string{{"path", "file_path"}}},
-	{Tool: "edit", Theirs: "Edit", Fields: [][2]string{{"path", "file_path"}}},
-	{Tool: "multi_edit", Theirs: "MultiEdit", Fields: [][2]string{{"path", "file_path"}}},
-	{Tool: "ls", Theirs: "LS"},
-	{Tool: "glob", Theirs: "Glob"},
-	{Tool: "grep", Theirs: "Grep"},
-	{Tool: "todo", Theirs: "TodoWrite", Fields: [][2]string{{"items", "todos"}}},
-	{Tool: "skill", Theirs: "Skill", Fields: [][2]string{{"name", "skill"}}},
-}
+// fields and the hook format's (vocab.Table), used in both directions:
+// matchers, tool_name, tool_input and tool_response going out,
+// updatedInput coming back.
+var Vocabulary = vocab.Table
 
 // vocabOf returns the row of rein's tool name, or nil.
 func vocabOf(name string) *Vocab {

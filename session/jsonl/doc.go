@@ -70,8 +70,9 @@
 //   - a header of an unknown version is an error wrapping
 //     session.ErrUnsupported.
 //
-// A Store that closes cleanly empties the lock file; a lock file that
-// still names a holder means that process died while appending. Only
+// A Store that closes cleanly removes the lock file (or empties it when
+// it cannot be removed); a lock file that still names a holder means that
+// process died while appending. Only
 // then are the turns it left open closed, with the events of
 // session.RepairEvents (results for unanswered calls, step.end,
 // turn.end{interrupted}). An open turn of a Store that was closed

@@ -38,23 +38,33 @@ func (h holder) String() string {
 // that still names a holder when the lock is taken was left by a process
 // that died while appending: stale is then that holder.
 func lockFile(path string, id session.ID, now time.Time, record bool) (f *os.File, stale *holder, err error) {
-	f, err = os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
-	if err != nil {
-		return nil, nil, fmt.Errorf("jsonl: open lock of session %q: %w", id, err)
-	}
 	for {
-		err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
-		if !errors.Is(err, syscall.EINTR) {
-			break
+		f, err = os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+		if err != nil {
+			return nil, nil, fmt.Errorf("jsonl: open lock of session %q: %w", id, err)
 		}
-	}
-	if err != nil {
+		for {
+			err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+			if !errors.Is(err, syscall.EINTR) {
+				break
+			}
+		}
+		if err != nil {
+			f.Close()
+			if errors.Is(err, syscall.EWOULDBLOCK) {
+				h := readHolder(path)
+				return nil, nil, fmt.Errorf("jsonl: session %q is held by %s; wait for it to finish or stop it: %w", id, h, session.ErrLocked)
+			}
+			return nil, nil, fmt.Errorf("jsonl: lock session %q: %w", id, err)
+		}
+		// A holder that released the lock cleanly removed the file first:
+		// a lock taken on a file no longer at path is no lock, open again.
+		if st, err := os.Stat(path); err == nil {
+			if fst, ferr := f.Stat(); ferr == nil && os.SameFile(st, fst) {
+				break
+			}
+		}
 		f.Close()
-		if errors.Is(err, syscall.EWOULDBLOCK) {
-			h := readHolder(path)
-			return nil, nil, fmt.Errorf("jsonl: session %q is held by %s; wait for it to finish or stop it: %w", id, h, session.ErrLocked)
-		}
-		return nil, nil, fmt.Errorf("jsonl: lock session %q: %w", id, err)
 	}
 	if b, _ := io.ReadAll(f); len(strings.TrimSpace(string(b))) > 0 {
 		h := parseHolder(b)
@@ -75,13 +85,16 @@ func lockFile(path string, id session.ID, now time.Time, record bool) (f *os.Fil
 	return f, stale, nil
 }
 
-// unlockFile releases a lock taken by lockFile, first emptying the file
-// to say the holder left cleanly.
+// unlockFile releases a lock taken by lockFile, first removing the file
+// (or, when it cannot be removed, emptying it) to say the holder left
+// cleanly: a clean exit leaves no lock file behind.
 func unlockFile(f *os.File) error {
 	if f == nil {
 		return nil
 	}
-	f.Truncate(0)
+	if os.Remove(f.Name()) != nil {
+		f.Truncate(0)
+	}
 	syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
 	return f.Close()
 }

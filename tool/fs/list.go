@@ -51,10 +51,10 @@ func (t *tools) ls(ctx context.Context, call *tool.Call) (*tool.Result, error) {
 		return tool.Text(fmt.Sprintf("%s is an empty directory.", a.Path)), nil
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s (%d entries)\n", a.Path, len(ents))
+	fmt.Fprintf(&b, "%s (%s)\n", a.Path, entries(len(ents)))
 	for i, e := range ents {
 		if i == t.o.MaxEntries {
-			fmt.Fprintf(&b, "… and %d more entries; use glob to find specific files\n", len(ents)-i)
+			fmt.Fprintf(&b, "… and %s more; use glob to find specific files\n", entries(len(ents)-i))
 			break
 		}
 		b.WriteString(e.Name())
@@ -220,4 +220,12 @@ func where(p string) string {
 		return "the workspace"
 	}
 	return p
+}
+
+// entries is "1 entry" or "N entries".
+func entries(n int) string {
+	if n == 1 {
+		return "1 entry"
+	}
+	return fmt.Sprintf("%d entries", n)
 }
