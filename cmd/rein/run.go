@@ -368,7 +368,7 @@ func (a *app) build(ctx context.Context, f *agentFlags, ask tool.Approver, inter
 		host.atTerminal(t)
 	}
 	if tr != nil {
-		host.tracer = tr.tp
+		host.tracer, host.meter = tr.tp, tr.mp
 	}
 	mgr, err := a.mcpTools(ctx, host)
 	if err != nil {
