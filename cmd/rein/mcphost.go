@@ -8,6 +8,7 @@ import (
 	"os"
 	"strings"
 
+	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/reinhq/rein/llm"
@@ -35,6 +36,8 @@ type mcpHost struct {
 	charge func(model string, u llm.Usage, cost float64) bool
 	// tracer, when set, traces the servers' tool calls.
 	tracer trace.TracerProvider
+	// meter, when set, records the durations of the servers' tool calls.
+	meter metric.MeterProvider
 	// elicit asks the person for input; nil declines every request.
 	elicit mcp.ElicitFunc
 	// openAuth shows an authorization URL to the person, for servers that
@@ -60,7 +63,7 @@ func (h *mcpHost) options(servers []mcp.ServerConfig) (*mcp.Options, error) {
 	if opts.Elicit == nil {
 		opts.Elicit = declineElicit
 	}
-	opts.TracerProvider = h.tracer
+	opts.TracerProvider, opts.MeterProvider = h.tracer, h.meter
 	if h.root != "" {
 		r, err := mcp.DirRoot(h.root)
 		if err != nil {

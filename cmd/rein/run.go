@@ -378,7 +378,7 @@ func (a *app) build(ctx context.Context, f *agentFlags, ask tool.Approver, inter
 		host.atTerminal(t)
 	}
 	if tr != nil {
-		host.tracer = tr.tp
+		host.tracer, host.meter = tr.tp, tr.mp
 	}
 	if c, ok := ask.(*chatApprover); ok {
 		host.elicit = c.Elicit // the chat shows a form

@@ -55,8 +55,8 @@ func spanParent(s *tracepb.Span) string {
 
 // With OTEL_* set, an MCP call is a client span under its execute_tool
 // span, the server gets that span's context in _meta and the HTTP
-// header, and a hook command of the call gets the run's trace as
-// TRACEPARENT.
+// header, a hook command of the call gets the run's trace as
+// TRACEPARENT, and the call's duration is exported as a metric.
 func TestRunTraceReachesMCPAndHooks(t *testing.T) {
 	needHooks(t)
 	rec, endpoint := httpReceiver(t)
@@ -86,6 +86,10 @@ func TestRunTraceReachesMCPAndHooks(t *testing.T) {
 	}
 	if got := attrValue(call.Attributes, "mcp.method.name"); got != "tools/call" {
 		t.Errorf("mcp.method.name = %q", got)
+	}
+	if d := rec.metrics["mcp.client.operation.duration"]; d.GetUnit() != "s" || len(d.GetHistogram().GetDataPoints()) != 1 ||
+		d.GetHistogram().DataPoints[0].Count != 1 || attrValue(d.GetHistogram().DataPoints[0].Attributes, "mcp.method.name") != "tools/call" {
+		t.Errorf("mcp.client.operation.duration = %v, want one tools/call in seconds", d)
 	}
 	web.mu.Lock()
 	defer web.mu.Unlock()

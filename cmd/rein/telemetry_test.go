@@ -12,20 +12,25 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	colmetricpb "go.opentelemetry.io/proto/otlp/collector/metrics/v1"
 	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
+	metricpb "go.opentelemetry.io/proto/otlp/metrics/v1"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"github.com/reinhq/rein/llm/llmtest"
 )
 
-// receiver collects what an OTLP endpoint was sent.
+// receiver collects what an OTLP endpoint was sent: spans, and the
+// metrics (by name, the latest export of each) with their units.
 type receiver struct {
 	mu       sync.Mutex
 	spans    []*tracepb.Span
+	metrics  map[string]*metricpb.Metric
 	services []string
 	auth     []string
 }
@@ -38,6 +43,23 @@ func (r *receiver) add(req *coltracepb.ExportTraceServiceRequest, auth string) {
 		r.services = append(r.services, attrValue(rs.Resource.GetAttributes(), "service.name"))
 		for _, ss := range rs.ScopeSpans {
 			r.spans = append(r.spans, ss.Spans...)
+		}
+	}
+}
+
+func (r *receiver) addMetrics(req *colmetricpb.ExportMetricsServiceRequest, auth string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.auth = append(r.auth, auth)
+	if r.metrics == nil {
+		r.metrics = map[string]*metricpb.Metric{}
+	}
+	for _, rm := range req.ResourceMetrics {
+		r.services = append(r.services, attrValue(rm.Resource.GetAttributes(), "service.name"))
+		for _, sm := range rm.ScopeMetrics {
+			for _, m := range sm.Metrics {
+				r.metrics[m.Name] = m
+			}
 		}
 	}
 }
@@ -60,21 +82,32 @@ func attrValue(kv []*commonpb.KeyValue, key string) string {
 func httpReceiver(t *testing.T) (*receiver, string) {
 	r := &receiver{}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		if req.URL.Path != "/v1/traces" || req.Header.Get("Content-Type") != "application/x-protobuf" {
-			http.Error(w, "want protobuf on /v1/traces", http.StatusBadRequest)
+		var msg, reply protoreflect.ProtoMessage
+		switch req.URL.Path {
+		case "/v1/traces":
+			msg, reply = &coltracepb.ExportTraceServiceRequest{}, &coltracepb.ExportTraceServiceResponse{}
+		case "/v1/metrics":
+			msg, reply = &colmetricpb.ExportMetricsServiceRequest{}, &colmetricpb.ExportMetricsServiceResponse{}
+		}
+		if msg == nil || req.Header.Get("Content-Type") != "application/x-protobuf" {
+			http.Error(w, "want protobuf on /v1/traces or /v1/metrics", http.StatusBadRequest)
 			return
 		}
 		body, err := io.ReadAll(req.Body)
-		var msg coltracepb.ExportTraceServiceRequest
 		if err == nil {
-			err = proto.Unmarshal(body, &msg)
+			err = proto.Unmarshal(body, msg)
 		}
 		if err != nil {
 			http.Error(w, err.Error(), http.StatusBadRequest)
 			return
 		}
-		r.add(&msg, req.Header.Get("Authorization"))
-		b, _ := proto.Marshal(&coltracepb.ExportTraceServiceResponse{})
+		switch m := msg.(type) {
+		case *coltracepb.ExportTraceServiceRequest:
+			r.add(m, req.Header.Get("Authorization"))
+		case *colmetricpb.ExportMetricsServiceRequest:
+			r.addMetrics(m, req.Header.Get("Authorization"))
+		}
+		b, _ := proto.Marshal(reply)
 		w.Header().Set("Content-Type", "application/x-protobuf")
 		w.Write(b)
 	}))
@@ -93,6 +126,17 @@ func (g *grpcTraces) Export(ctx context.Context, req *coltracepb.ExportTraceServ
 	return &coltracepb.ExportTraceServiceResponse{}, nil
 }
 
+type grpcMetrics struct {
+	colmetricpb.UnimplementedMetricsServiceServer
+	r *receiver
+}
+
+func (g *grpcMetrics) Export(ctx context.Context, req *colmetricpb.ExportMetricsServiceRequest) (*colmetricpb.ExportMetricsServiceResponse, error) {
+	md, _ := metadata.FromIncomingContext(ctx)
+	g.r.addMetrics(req, strings.Join(md.Get("authorization"), ","))
+	return &colmetricpb.ExportMetricsServiceResponse{}, nil
+}
+
 // grpcReceiver is an OTLP/gRPC endpoint on loopback.
 func grpcReceiver(t *testing.T) (*receiver, string) {
 	r := &receiver{}
@@ -102,6 +146,7 @@ func grpcReceiver(t *testing.T) (*receiver, string) {
 	}
 	s := grpc.NewServer()
 	coltracepb.RegisterTraceServiceServer(s, &grpcTraces{r: r})
+	colmetricpb.RegisterMetricsServiceServer(s, &grpcMetrics{r: r})
 	go s.Serve(lis)
 	t.Cleanup(s.Stop)
 	return r, "http://" + lis.Addr().String()
@@ -164,6 +209,7 @@ func TestRunExportsTraces(t *testing.T) {
 			if got := attrValue(root.Attributes, "gen_ai.conversation.id"); got == "" {
 				t.Error("invoke_agent has no gen_ai.conversation.id")
 			}
+			checkRunMetrics(t, rec.metrics)
 			for _, s := range rec.services {
 				if s != "rein-under-test" {
 					t.Errorf("service.name = %q, want rein-under-test", s)
@@ -188,6 +234,12 @@ func TestTelemetryEnvErrors(t *testing.T) {
 		{"sampler", map[string]string{"OTEL_TRACES_SAMPLER": "sometimes"}, "OTEL_TRACES_SAMPLER=\"sometimes\" is not supported"},
 		{"ratio", map[string]string{"OTEL_TRACES_SAMPLER": "traceidratio", "OTEL_TRACES_SAMPLER_ARG": "2"}, "give a number from 0 to 1"},
 		{"headers", map[string]string{"OTEL_EXPORTER_OTLP_HEADERS": "novalue"}, "not key=value"},
+		{"interval", map[string]string{"OTEL_METRIC_EXPORT_INTERVAL": "10s"}, `OTEL_METRIC_EXPORT_INTERVAL="10s" is not a number of milliseconds`},
+		{"negative interval", map[string]string{"OTEL_METRIC_EXPORT_INTERVAL": "-5"}, "give a whole number above 0"},
+		{"timeout", map[string]string{"OTEL_METRIC_EXPORT_TIMEOUT": "0"}, "OTEL_METRIC_EXPORT_TIMEOUT"},
+		{"exporter", map[string]string{"OTEL_METRICS_EXPORTER": "prometheus"}, "use otlp or none"},
+		{"metrics protocol", map[string]string{"OTEL_EXPORTER_OTLP_METRICS_PROTOCOL": "http/json"}, `OTEL_EXPORTER_OTLP_METRICS_PROTOCOL="http/json" is not supported`},
+		{"metrics headers", map[string]string{"OTEL_EXPORTER_OTLP_METRICS_HEADERS": "novalue"}, "OTEL_EXPORTER_OTLP_METRICS_HEADERS has an entry that is not key=value"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.env["OTEL_EXPORTER_OTLP_ENDPOINT"] = "http://127.0.0.1:1"
