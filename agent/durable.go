@@ -83,19 +83,10 @@ func (a *Agent) Resume(ctx context.Context, req *ResumeRequest) (*Result, error)
 
 // ResumeStream is Resume as a sequence of events, as Stream is to Run.
 func (a *Agent) ResumeStream(ctx context.Context, req *ResumeRequest) iter.Seq2[session.Event, error] {
-	return func(yield func(session.Event, error) bool) {
-		open := true
-		fn := func(ev session.Event) bool {
-			if open {
-				open = yield(ev, nil)
-			}
-			return open
-		}
+	return streamOf(func(fn func(session.Event) bool) error {
 		_, err := a.resume(ctx, req, fn)
-		if err != nil && open {
-			yield(session.Event{}, err)
-		}
-	}
+		return err
+	})
 }
 
 // Suspend asks the run in flight to stop at its next safe point so that

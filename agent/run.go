@@ -98,15 +98,23 @@ func (a *Agent) Run(ctx context.Context, req *RunRequest) (*Result, error) {
 // run (cause "stream-closed"); the turn is still closed on the log. A run
 // failure is the last value, as an error.
 func (a *Agent) Stream(ctx context.Context, req *RunRequest) iter.Seq2[session.Event, error] {
+	return streamOf(func(fn func(session.Event) bool) error {
+		_, err := a.start(ctx, req, fn)
+		return err
+	})
+}
+
+// streamOf turns a run that gives each event to fn into a sequence of
+// events, its failure the last value.
+func streamOf(run func(fn func(session.Event) bool) error) iter.Seq2[session.Event, error] {
 	return func(yield func(session.Event, error) bool) {
 		open := true
-		fn := func(ev session.Event) bool {
+		err := run(func(ev session.Event) bool {
 			if open {
 				open = yield(ev, nil)
 			}
 			return open
-		}
-		_, err := a.start(ctx, req, fn)
+		})
 		if err != nil && open {
 			yield(session.Event{}, err)
 		}

@@ -108,28 +108,8 @@ func initFor(prog string, argv []string) int {
 		fmt.Fprintf(os.Stderr, "rein sandbox: %v\n", err)
 		return 126
 	}
-	go func() {
-		for sig := range sigs {
-			syscall.Kill(-1, sig.(syscall.Signal)) // every process of the namespace but this one
-		}
-	}()
-	for {
-		var st syscall.WaitStatus
-		got, err := syscall.Wait4(-1, &st, 0, nil)
-		if err == syscall.EINTR {
-			continue
-		}
-		if err != nil {
-			return 126
-		}
-		if got != pid {
-			continue
-		}
-		if st.Signaled() {
-			return 128 + int(st.Signal())
-		}
-		return st.ExitStatus()
-	}
+	go forwardSignals(sigs)
+	return waitCommand(pid)
 }
 
 // readOnlyMounts makes every mount of the helper's mount namespace

@@ -204,12 +204,16 @@ func runCommand(f *frame, sigs chan os.Signal) int {
 		return fail(err)
 	}
 	f.close()
-	go func() {
-		for sig := range sigs {
-			syscall.Kill(-1, sig.(syscall.Signal)) // every process of the namespace but this one
-		}
-	}()
+	go forwardSignals(sigs)
 	return waitCommand(pid)
+}
+
+// forwardSignals passes each signal an init gets to every process of its
+// namespace but itself.
+func forwardSignals(sigs <-chan os.Signal) {
+	for sig := range sigs {
+		syscall.Kill(-1, sig.(syscall.Signal))
+	}
 }
 
 // lingerMark follows an init's exit code when the command left processes
