@@ -55,14 +55,19 @@ func stateDir() string {
 	return filepath.Join(home, ".local", "state", "rein")
 }
 
-// loadConfig reads the config file; a missing file is an empty config.
+// loadConfig reads the config file: path (--config), else the default
+// one, which may be missing (an empty config); a --config file may not.
 func loadConfig(path string) (*config, error) {
-	if path == "" {
+	given := path != ""
+	if !given {
 		path = filepath.Join(configDir(), "config.toml")
 	}
 	c := &config{path: path}
 	md, err := toml.DecodeFile(path, c)
 	if errors.Is(err, fs.ErrNotExist) {
+		if given {
+			return nil, usageErrorf("--config %s: no such file; give the path of an existing config file, or leave --config out to use %s", path, filepath.Join(configDir(), "config.toml"))
+		}
 		return c, nil
 	}
 	if err != nil {

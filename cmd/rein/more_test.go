@@ -139,3 +139,18 @@ func TestCompletionAndModels(t *testing.T) {
 		t.Errorf("models: exit %d\n%s", r.code, r.stdout)
 	}
 }
+
+// TestMissingConfigFileIsRefused: a --config file that does not exist is
+// a usage error naming the flag, not a silent empty config; the default
+// config file may be missing.
+func TestMissingConfigFileIsRefused(t *testing.T) {
+	e := newEnv(t)
+	missing := filepath.Join(e.home, "nope.toml")
+	r := e.run(nil, "--config", missing, "sessions", "list")
+	if r.code != 2 || !strings.Contains(r.stderr, "--config "+missing+": no such file") {
+		t.Fatalf("exit %d, stderr %q; want exit 2 naming --config and the file", r.code, r.stderr)
+	}
+	if r := e.run(nil, "sessions", "list"); r.code != 0 {
+		t.Fatalf("without --config: exit %d: %s", r.code, r.stderr)
+	}
+}
