@@ -287,8 +287,20 @@ func TestWorkersRandomKills(t *testing.T) {
 	// At each kill, what every log holds: it must still be there at the end.
 	snapshots := map[session.ID][][]string{}
 	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 16))
+	started := func() (n int) { // shell commands started so far, in any turn
+		for _, c := range ranLines(t, e) {
+			n += c
+		}
+		return n
+	}
 	for range kills {
-		time.Sleep(time.Duration(500+rng.IntN(1000)) * time.Millisecond)
+		// Each kill comes after one or two more commands have started, so
+		// it lands in the middle of a tool call, in a turn chosen by the
+		// schedule of the day.
+		target := started() + 1 + rng.IntN(2)
+		if !testwait.For(60*time.Second, func() bool { return started() >= target }) {
+			t.Fatalf("no shell command started in 60s (%d started, waiting for %d)", started(), target)
+		}
 		i := rng.IntN(len(live))
 		live[i].kill()
 		for k := range turns {
