@@ -100,6 +100,7 @@ type DecideError struct {
 	Err    error
 }
 
+// Error says which decision failed, why, and the cause.
 func (e *DecideError) Error() string {
 	return fmt.Sprintf("agent: decide %s: %s: %v", e.Kind, e.Cause, e.Err)
 }

@@ -30,6 +30,7 @@ type Lease struct {
 	Live bool
 }
 
+// String names the holder: its process, host and since when.
 func (l Lease) String() string {
 	return fmt.Sprintf("pid %d on host %s since %s", l.PID, l.Host, l.Since.Format(time.RFC3339))
 }
@@ -48,6 +49,7 @@ type LeaseError struct {
 	Lost bool
 }
 
+// Error says who holds the session, or that the lease was lost.
 func (e *LeaseError) Error() string {
 	if e.Lost {
 		return fmt.Sprintf("postgres: %s %q: this process's lease expired and was taken over; reopen the session to see what was appended since", e.Op, e.Session)
