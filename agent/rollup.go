@@ -93,7 +93,7 @@ func (c *children) spent() (llm.Usage, float64) {
 
 // spentMeter is the run's meter with its finished children's usage and
 // cost, and its charges, added: what the run's budgets are checked against.
-func (r *runState) spentMeter() *meter {
+func (r *runState) spentMeter() meter {
 	m := r.meter
 	u, cost := r.kids.spent()
 	m.usage.Add(u)
@@ -101,7 +101,7 @@ func (r *runState) spentMeter() *meter {
 	u, cost = r.ctl.charged.spent()
 	m.usage.Add(u)
 	m.cost += cost
-	return &m
+	return m
 }
 
 // Lineage tells how deep an event's agent sits below the main agent (0

@@ -23,7 +23,8 @@ func (r *runState) openStep() *turnEnd {
 	if r.step >= r.maxSteps {
 		return &turnEnd{reason: session.EndMaxSteps, msg: fmt.Sprintf("the turn reached its limit of %d steps", r.maxSteps)}
 	}
-	if berr := r.spentMeter().overBudget(a.opts.Limits); berr != nil {
+	spent := r.spentMeter()
+	if berr := spent.overBudget(a.opts.Limits); berr != nil {
 		return &turnEnd{reason: session.EndBudget, msg: berr.Error(), code: berr.Budget, err: berr}
 	}
 	r.compactIfDue()
