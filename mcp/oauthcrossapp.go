@@ -3,7 +3,6 @@ package mcp
 import (
 	"context"
 	"fmt"
-	"io"
 	"net/http"
 	"slices"
 	"strings"
@@ -51,16 +50,12 @@ func (c *crossApp) TokenSource(context.Context) (oauth2.TokenSource, error) {
 }
 
 func (c *crossApp) Authorize(ctx context.Context, req *http.Request, resp *http.Response) error {
-	io.Copy(io.Discard, resp.Body)
-	resp.Body.Close()
-	challenges, _ := oauthex.ParseWWWAuthenticate(resp.Header.Values("WWW-Authenticate"))
-	prm, err := discoverResource(ctx, challengeParam(challenges, "resource_metadata"), req.URL, c.http)
+	challenges, prm, asm, err := challenged(ctx, req, resp, c.http)
 	if err != nil {
-		return err
+		return fmt.Errorf("cross-app access: the MCP server's %w", err)
 	}
-	asm, err := auth.GetAuthServerMetadata(ctx, prm.AuthorizationServers[0], c.http)
-	if err != nil || asm == nil {
-		return fmt.Errorf("cross-app access: the MCP server's authorization server metadata: %v", err)
+	if asm == nil {
+		return fmt.Errorf("cross-app access: the MCP server's authorization server %s publishes no metadata", prm.AuthorizationServers[0])
 	}
 	endpoint := c.idp.TokenEndpoint
 	if endpoint == "" {

@@ -86,16 +86,9 @@ func (j *jwtCredentials) TokenSource(context.Context) (oauth2.TokenSource, error
 // Authorize discovers the token endpoint from the server's metadata and
 // asks it for a token with a signed assertion.
 func (j *jwtCredentials) Authorize(ctx context.Context, req *http.Request, resp *http.Response) error {
-	io.Copy(io.Discard, resp.Body)
-	resp.Body.Close()
-	challenges, _ := oauthex.ParseWWWAuthenticate(resp.Header.Values("WWW-Authenticate"))
-	prm, err := discoverResource(ctx, challengeParam(challenges, "resource_metadata"), req.URL, j.client)
+	challenges, prm, asm, err := challenged(ctx, req, resp, j.client)
 	if err != nil {
 		return err
-	}
-	asm, err := auth.GetAuthServerMetadata(ctx, prm.AuthorizationServers[0], j.client)
-	if err != nil {
-		return fmt.Errorf("authorization server metadata: %w", err)
 	}
 	if asm == nil {
 		base := prm.AuthorizationServers[0]
@@ -160,6 +153,25 @@ func fixed32(n *big.Int) []byte {
 
 // discoverResource finds a server's protected-resource metadata where the
 // challenge points, at the endpoint's path, or at the root.
+// challenged reads the 401 an MCP server answered: it drops the body,
+// parses the WWW-Authenticate challenges, and finds the protected
+// resource's metadata and its first authorization server's (nil when that
+// server publishes none).
+func challenged(ctx context.Context, req *http.Request, resp *http.Response, c *http.Client) ([]oauthex.Challenge, *oauthex.ProtectedResourceMetadata, *oauthex.AuthServerMeta, error) {
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	challenges, _ := oauthex.ParseWWWAuthenticate(resp.Header.Values("WWW-Authenticate"))
+	prm, err := discoverResource(ctx, challengeParam(challenges, "resource_metadata"), req.URL, c)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	asm, err := auth.GetAuthServerMetadata(ctx, prm.AuthorizationServers[0], c)
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("authorization server metadata: %w", err)
+	}
+	return challenges, prm, asm, nil
+}
+
 func discoverResource(ctx context.Context, hinted string, endpoint *url.URL, c *http.Client) (*oauthex.ProtectedResourceMetadata, error) {
 	type try struct{ meta, resource string }
 	var tries []try
