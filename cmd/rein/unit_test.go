@@ -130,7 +130,7 @@ func TestRenderMarkdown(t *testing.T) {
 		plain = append(plain, strings.TrimSpace(stripANSI(l)))
 	}
 	// Markup is rendered, not shown: no #, ** or backticks are left.
-	want := []string{"Title", "", "Some bold and \u00a0code\u00a0.", "", "• item", "", "fenced", "", "plain"}
+	want := []string{"Title", "", "Some bold and code.", "", "• item", "", "fenced", "", "plain"}
 	if diff := cmp.Diff(want, plain); diff != "" {
 		t.Errorf("rendered Markdown (-want +got):\n%s", diff)
 	}
