@@ -80,8 +80,16 @@ func TestCorpusDefaultTimeoutSetter(t *testing.T) {
 		"call_1": {"command": "sleep 30; touch late.txt", "timeout": 0.5},
 		"call_2": {"command": "echo built", "description": "build", "timeout": 120.0},
 	}
-	if diff := cmp.Diff(want, ranWith(t, sessionLog(t, e, "s-timeout"))); diff != "" {
+	evs := sessionLog(t, e, "s-timeout")
+	if diff := cmp.Diff(want, ranWith(t, evs)); diff != "" {
 		t.Errorf("arguments the calls ran with, in seconds (-want +got):\n%s", diff)
+	}
+	for _, ev := range evs {
+		if r, ok := ev.Data.(*session.ToolResult); ok && r.CallID == "call_1" {
+			if r.Duration < 400*time.Millisecond || r.Duration > 10*time.Second {
+				t.Errorf("call_1 ran %s, want about 500ms", r.Duration)
+			}
+		}
 	}
 }
 
