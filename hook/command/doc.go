@@ -44,12 +44,13 @@
 // vocabulary, through the one table Vocabulary used both ways: shell is
 // Bash (its timeout in milliseconds), read/write/edit/multi_edit are
 // Read/Write/Edit/MultiEdit (file_path beside path), todo is TodoWrite
-// (todos for items), ls, glob and grep are LS, Glob and Grep, and MCP
-// tools (mcp_SERVER_TOOL) are mcp__SERVER__TOOL. A matcher may name
-// either spelling, and an updatedInput may use either. tool_response is
-// {stdout, stderr, interrupted} for Bash, {filePath, …} for the file
-// tools, {output} otherwise; permission_mode comes from
-// Options.PermissionMode.
+// (todos for items; a returned todo's activeForm and priority, which
+// rein's list has no place for, are dropped), ls, glob and grep are LS,
+// Glob and Grep, and MCP tools (mcp_SERVER_TOOL) are mcp__SERVER__TOOL.
+// A matcher may name either spelling, and an updatedInput may use
+// either. tool_response is {stdout, stderr, interrupted} for Bash,
+// {filePath, …} for the file tools, {output} otherwise; permission_mode
+// comes from Options.PermissionMode.
 //
 // Quick start:
 //

@@ -197,6 +197,11 @@ func TestVocabularyBothWays(t *testing.T) {
 	}{
 		{"shell timeout is milliseconds", "shell", `{"command":"make","timeout":30}`, `{"command":"make","timeout":30000}`, `{"timeout":120000}`, `{"command":"make","timeout":120}`},
 		{"todo items are todos", "todo", `{"items":[{"content":"a","status":"pending"}]}`, `{"todos":[{"content":"a","status":"pending"}]}`, `{"todos":[]}`, `{"items":[]}`},
+		{"a shell timeout in milliseconds comes back exact", "shell", `{"command":"make"}`, `{"command":"make"}`, `{"timeout":700}`, `{"command":"make","timeout":0.7}`},
+		{"todos in TodoWrite's shape", "todo", `{"items":[]}`, `{"todos":[]}`,
+			`{"todos":[{"content":"a","status":"pending","activeForm":"Doing a"},{"id":"2","content":"b","status":"completed","priority":"high"}]}`,
+			`{"items":[{"content":"a","status":"pending"},{"content":"b","id":"2","status":"completed"}]}`},
+		{"todos of another shape are left for validation", "todo", `{"items":[]}`, `{"todos":[]}`, `{"todos":"a"}`, `{"items":"a"}`},
 		{"file path in both spellings", "edit", `{"path":"a.go","old_string":"x","new_string":"y"}`, `{"file_path":"a.go","new_string":"y","old_string":"x","path":"a.go"}`, `{"file_path":"b.go"}`, `{"new_string":"y","old_string":"x","path":"b.go"}`},
 		{"other tools unchanged", "glob", `{"pattern":"*.go"}`, `{"pattern":"*.go"}`, `{"pattern":"*"}`, `{"pattern":"*"}`},
 	}

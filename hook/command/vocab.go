@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/reinhq/rein/tool/todo"
 	"github.com/reinhq/rein/tool/vocab"
 )
 
@@ -100,7 +101,7 @@ func outInput(name string, args json.RawMessage) json.RawMessage {
 		}
 	}
 	if v.TimeoutMillis {
-		scaleNumber(m, "timeout", 1000)
+		scaleNumber(m, "timeout", func(s float64) float64 { return s * 1000 })
 	}
 	b, err := json.Marshal(m)
 	if err != nil {
@@ -111,9 +112,9 @@ func outInput(name string, args json.RawMessage) json.RawMessage {
 
 // applyUpdate merges a command's updatedInput over args (shallow, so a
 // hook may return only the fields it changes) and maps its fields back to
-// rein's through the table: file_path to path, todos to items, a shell
-// timeout from milliseconds to seconds. The result is validated by the
-// agent.
+// rein's through the table: file_path to path, todos to items (without
+// the fields of theirs rein's list has no place for), a shell timeout
+// from milliseconds to seconds. The result is validated by the agent.
 func applyUpdate(name string, args, update json.RawMessage) (json.RawMessage, error) {
 	var base map[string]json.RawMessage
 	if len(args) > 0 {
@@ -130,7 +131,7 @@ func applyUpdate(name string, args, update json.RawMessage) (json.RawMessage, er
 	}
 	v := vocabOf(name)
 	if v != nil && v.TimeoutMillis {
-		scaleNumber(upd, "timeout", 0.001)
+		scaleNumber(upd, "timeout", func(ms float64) float64 { return ms / 1000 })
 	}
 	old := map[string]json.RawMessage{}
 	if v != nil {
@@ -155,11 +156,37 @@ func applyUpdate(name string, args, update json.RawMessage) (json.RawMessage, er
 			delete(base, f[1])
 		}
 	}
+	if name == todo.Name {
+		dropTheirTodoFields(base)
+	}
 	return json.Marshal(base)
 }
 
-// scaleNumber multiplies m[key] by f when it is a number.
-func scaleNumber(m map[string]json.RawMessage, key string, f float64) {
+// theirTodoOnly are the fields of a TodoWrite todo that rein's todo item
+// has no counterpart for: activeForm (the step as shown while it is in
+// progress) and priority (of earlier versions of the format).
+var theirTodoOnly = []string{"activeForm", "priority"}
+
+// dropTheirTodoFields removes theirTodoOnly from each element of the
+// items a hook returned, so a list in the hook format's shape is taken up;
+// anything else is left for validation to judge.
+func dropTheirTodoFields(base map[string]json.RawMessage) {
+	var items []map[string]json.RawMessage
+	if json.Unmarshal(base["items"], &items) != nil {
+		return
+	}
+	for _, it := range items {
+		for _, f := range theirTodoOnly {
+			delete(it, f)
+		}
+	}
+	if b, err := json.Marshal(items); err == nil {
+		base["items"] = b
+	}
+}
+
+// scaleNumber replaces m[key] by f of it when it is a number.
+func scaleNumber(m map[string]json.RawMessage, key string, f func(float64) float64) {
 	raw, ok := m[key]
 	if !ok {
 		return
@@ -168,7 +195,7 @@ func scaleNumber(m map[string]json.RawMessage, key string, f float64) {
 	if json.Unmarshal(raw, &n) != nil {
 		return
 	}
-	if b, err := json.Marshal(n * f); err == nil {
+	if b, err := json.Marshal(f(n)); err == nil {
 		m[key] = b
 	}
 }
