@@ -13,7 +13,14 @@ var redirections = map[string]bool{"<": true, ">": true, ">>": true, ">|": true,
 // split groups tokens into simple commands, dropping redirections,
 // assignments and reserved words.
 func split(toks []token) ([]simple, error) {
+	var out []simple
 	sp := splitter{toks: toks}
+	flush := func() { // ends the command being read
+		if len(sp.cur.argv) > 0 {
+			out = append(out, sp.cur)
+		}
+		sp.cur, sp.skip = simple{}, false
+	}
 	for i := 0; i < len(toks); i++ {
 		t := toks[i]
 		// [[ … ]] and (( … )) hold expressions, not commands; their
@@ -30,42 +37,38 @@ func split(toks []token) ([]simple, error) {
 			continue
 		}
 		var err error
+		sep := false
 		switch {
 		case t.op == "(" && len(sp.cur.argv) == 0 && sp.adjacent(i+1, "("):
 			sp.inArith = true
 			i++
 		case t.op != "":
-			i, err = sp.operator(i)
+			i, sep, err = sp.operator(i)
 		case !t.fd:
 			i, err = sp.word(i)
 		}
 		if err != nil {
 			return nil, err
 		}
+		if sep {
+			flush()
+		}
 	}
 	if sp.inArith {
 		// bash reads "((" without a matching "))" as nested subshells.
 		return nil, unparsable("a \"((\" has no matching \"))\"")
 	}
-	sp.flush()
-	return sp.out, nil
+	flush()
+	return out, nil
 }
 
-// splitter is the state of split: the commands so far, the one being
-// read, and whether the tokens are inside [[ … ]] or (( … )).
+// splitter is the state of split: the command being read, and whether
+// the tokens are inside [[ … ]] or (( … )).
 type splitter struct {
 	toks            []token
-	out             []simple
 	cur             simple
 	skip            bool // the rest of a for or select header
 	inTest, inArith bool
-}
-
-func (sp *splitter) flush() {
-	if len(sp.cur.argv) > 0 {
-		sp.out = append(sp.out, sp.cur)
-	}
-	sp.cur, sp.skip = simple{}, false
 }
 
 // adjacent reports whether token i is the operator op written with no
@@ -75,27 +78,26 @@ func (sp *splitter) adjacent(i int, op string) bool {
 }
 
 // operator handles the operator token i and returns the index of the last
-// token it used.
-func (sp *splitter) operator(i int) (int, error) {
+// token it used; sep reports one that ends the command.
+func (sp *splitter) operator(i int) (last int, sep bool, err error) {
 	t := sp.toks[i]
 	switch {
 	case redirections[t.op]:
 		if i+1 >= len(sp.toks) || sp.toks[i+1].op != "" {
-			return i, unparsable("a redirection %q has no target", t.op)
+			return i, false, unparsable("a redirection %q has no target", t.op)
 		}
-		return i + 1, nil
+		return i + 1, false, nil
 	case t.op == "<<" || t.op == "<<-":
 		sp.cur.heredoc = t.hd
-		return i + 1, nil
+		return i + 1, false, nil
 	case t.op == "(" && len(sp.cur.argv) > 0:
 		if i+1 < len(sp.toks) && sp.toks[i+1].op == ")" && len(sp.cur.argv) == 1 {
 			sp.cur = simple{} // a function definition: its body is checked where it stands
-			return i + 1, nil
+			return i + 1, false, nil
 		}
-		return i, unparsable("unexpected \"(\" after %q", sp.cur.argv[len(sp.cur.argv)-1].raw)
+		return i, false, unparsable("unexpected \"(\" after %q", sp.cur.argv[len(sp.cur.argv)-1].raw)
 	}
-	sp.flush()
-	return i, nil
+	return i, true, nil
 }
 
 // word handles the word token i and returns the index of the last token
