@@ -47,6 +47,8 @@ func (w *walker) note() { w.coerced = append(w.coerced, w.path()) }
 func (w *walker) push(s seg) { w.segs = append(w.segs, s) }
 func (w *walker) pop()       { w.segs = w.segs[:len(w.segs)-1] }
 
+// kindOf is the JSON type of a decoded value; an integral number is both
+// an integer and a number.
 func kindOf(v any) typeMask {
 	switch x := v.(type) {
 	case nil:
@@ -68,6 +70,8 @@ func kindOf(v any) typeMask {
 	return 0
 }
 
+// walk checks v against n, repairing it on the way when w.coerce is set,
+// and returns the value to keep.
 func (w *walker) walk(v any, n *node) (any, error) {
 	if n == nil {
 		return v, nil
