@@ -3,7 +3,9 @@ package mcp
 import (
 	"encoding/json"
 	"fmt"
+	"iter"
 	"slices"
+	"strings"
 
 	"github.com/reinhq/rein/tool"
 )
@@ -87,4 +89,74 @@ func (s *server) names() []string {
 		out[i] = t.spec.Name
 	}
 	return out
+}
+
+// toolsChanged rebuilds the model's tool set from every server.
+func (m *Manager) toolsChanged() {
+	m.setMu.Lock()
+	defer m.setMu.Unlock()
+	set, _ := tool.NewSet()
+	for s := range m.offered() {
+		s.mu.Lock()
+		tools := slices.Clone(s.tools)
+		s.mu.Unlock()
+		for _, t := range tools {
+			if err := set.Add(t); err != nil {
+				m.log.Warn("mcp: tool left out", "server", s.cfg.Name, "tool", t.info.Name, "err", err)
+			}
+		}
+	}
+	m.set.Store(set)
+}
+
+// offered yields the servers whose tools the model sees: all but the
+// host-only ones, in configuration order.
+func (m *Manager) offered() iter.Seq[*server] {
+	return func(yield func(*server) bool) {
+		for _, s := range m.servers {
+			if !s.cfg.HostOnly && !yield(s) {
+				return
+			}
+		}
+	}
+}
+
+// nameTaken reports whether a server other than s already gave name.
+// Names of different servers can meet: server "a" with tool "b_c" and
+// server "a_b" with tool "c" are both mcp_a_b_c.
+func (m *Manager) nameTaken(s *server, name string) bool {
+	m.namesMu.Lock()
+	defer m.namesMu.Unlock()
+	owner := m.names[name]
+	return owner != nil && owner != s
+}
+
+// shadowed reports whether name, given by s, lies in the namespace of a
+// server with a longer name: "mcp_srv_x_echo" of server "srv" (tool
+// "x_echo") could also be tool "echo" of server "srv.x". The more specific
+// server keeps the plain name, so names never depend on which server
+// connected first.
+func (m *Manager) shadowed(s *server, name string) bool {
+	own := sanitize(s.cfg.Name)
+	for _, o := range m.servers {
+		other := sanitize(o.cfg.Name)
+		if o != s && len(other) > len(own) && strings.HasPrefix(name, "mcp_"+other+"_") {
+			return true
+		}
+	}
+	return false
+}
+
+// claimNames records the names s now gives, releasing the ones it gave up.
+func (m *Manager) claimNames(s *server, names []string) {
+	m.namesMu.Lock()
+	defer m.namesMu.Unlock()
+	for n, owner := range m.names {
+		if owner == s {
+			delete(m.names, n)
+		}
+	}
+	for _, n := range names {
+		m.names[n] = s
+	}
 }

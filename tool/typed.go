@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"iter"
 	"reflect"
 	"regexp"
 	"slices"
@@ -115,10 +116,7 @@ func New[In any](name, description string, fn func(ctx context.Context, in In, c
 		return nil, fmt.Errorf("tool: new %s: nil function", name)
 	}
 	t := reflect.TypeFor[In]()
-	base := t
-	for base.Kind() == reflect.Pointer {
-		base = base.Elem()
-	}
+	base := indirect(t)
 	if base.Kind() != reflect.Struct && !(base.Kind() == reflect.Map && base.Key().Kind() == reflect.String) {
 		return nil, fmt.Errorf("tool: new %s: input type %s must be a struct or a map with string keys", name, t)
 	}
@@ -329,10 +327,32 @@ func jsonName(f reflect.StructField) (string, bool) {
 	return name, f.IsExported()
 }
 
-func applyTags(t reflect.Type, s *jsonschema.Schema) error {
+// jsonFields yields the JSON name and field of each exported field of the
+// struct type t, fields promoted from embedded structs included, that a
+// `json:"-"` tag does not hide.
+func jsonFields(t reflect.Type) iter.Seq2[string, reflect.StructField] {
+	return func(yield func(string, reflect.StructField) bool) {
+		for _, f := range reflect.VisibleFields(t) {
+			if f.Anonymous {
+				continue
+			}
+			if name, ok := jsonName(f); ok && !yield(name, f) {
+				return
+			}
+		}
+	}
+}
+
+// indirect returns the type a chain of pointers to t ends at.
+func indirect(t reflect.Type) reflect.Type {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
+	return t
+}
+
+func applyTags(t reflect.Type, s *jsonschema.Schema) error {
+	t = indirect(t)
 	if s == nil {
 		return nil
 	}
@@ -345,14 +365,7 @@ func applyTags(t reflect.Type, s *jsonschema.Schema) error {
 	default:
 		return nil
 	}
-	for _, f := range reflect.VisibleFields(t) {
-		if f.Anonymous {
-			continue
-		}
-		name, ok := jsonName(f)
-		if !ok {
-			continue
-		}
+	for name, f := range jsonFields(t) {
 		ps := s.Properties[name]
 		if ps == nil {
 			continue
@@ -360,17 +373,11 @@ func applyTags(t reflect.Type, s *jsonschema.Schema) error {
 		if err := applyTags(f.Type, ps); err != nil {
 			return err
 		}
-		ft := f.Type
-		for ft.Kind() == reflect.Pointer {
-			ft = ft.Elem()
-		}
+		ft := indirect(f.Type)
 		if e, ok := f.Tag.Lookup("enum"); ok {
 			target, et := ps, ft
 			if ft.Kind() == reflect.Slice || ft.Kind() == reflect.Array {
-				target, et = ps.Items, ft.Elem()
-				for et.Kind() == reflect.Pointer {
-					et = et.Elem()
-				}
+				target, et = ps.Items, indirect(ft.Elem())
 			}
 			if target == nil {
 				continue
@@ -439,25 +446,13 @@ func defaultsOf(t reflect.Type) (json.RawMessage, error) {
 }
 
 func defaultsMap(t reflect.Type, depth int) (map[string]any, error) {
-	for t.Kind() == reflect.Pointer {
-		t = t.Elem()
-	}
+	t = indirect(t)
 	if t.Kind() != reflect.Struct || depth > 32 {
 		return nil, nil
 	}
 	var m map[string]any
-	for _, f := range reflect.VisibleFields(t) {
-		if f.Anonymous {
-			continue
-		}
-		name, ok := jsonName(f)
-		if !ok {
-			continue
-		}
-		ft := f.Type
-		for ft.Kind() == reflect.Pointer {
-			ft = ft.Elem()
-		}
+	for name, f := range jsonFields(t) {
+		ft := indirect(f.Type)
 		var v any
 		if d, ok := f.Tag.Lookup("default"); ok {
 			x, err := tagValue(ft, d)

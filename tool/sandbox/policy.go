@@ -4,12 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path"
 	"path/filepath"
 	"strings"
 	"sync"
-	"unicode"
-	"unicode/utf8"
 )
 
 // Sentinel errors. Every error a Policy returns for a refused path wraps
@@ -32,37 +29,6 @@ var (
 	// ErrTooLarge: ReadFile was given a file over its limit.
 	ErrTooLarge = errors.New("sandbox: file too large")
 )
-
-// DefaultSecretPatterns name files that usually hold credentials. A
-// pattern without a slash matches a file name at any depth; one with a
-// slash matches the trailing components of a path.
-var DefaultSecretPatterns = []string{
-	".env", ".env.*", "*.env",
-	"*.pem", "*.key", "*.p12", "*.pfx", "*.jks", "*.keystore",
-	"id_rsa*", "id_dsa*", "id_ecdsa*", "id_ed25519*",
-	".aws/credentials", ".aws/config", ".netrc", ".pgpass", ".npmrc", ".pypirc",
-	".git-credentials", ".docker/config.json", ".kube/config",
-	"credentials.json", "service-account*.json", "secrets.yaml", "secrets.yml",
-	"*.tfvars", ".htpasswd",
-}
-
-// Class says how sensitive a path is.
-type Class int
-
-const (
-	// Normal files may be read and written within the policy's rules.
-	Normal Class = iota
-	// Secret files probably hold credentials: opening one needs approval.
-	Secret
-)
-
-// String returns "normal" or "secret".
-func (c Class) String() string {
-	if c == Secret {
-		return "secret"
-	}
-	return "normal"
-}
 
 // Error is a refused path. Its message is written for the model: it names
 // the path, says why, and says what to do instead.
@@ -129,53 +95,6 @@ type Policy struct {
 	fdOnce sync.Once
 	rootFD int // a descriptor of rootReal, kept for the Policy's life
 	fdErr  error
-}
-
-// namePattern is a secret pattern compiled for the common shapes: an
-// exact name, "*suffix" and "prefix*" are matched without path.Match.
-type namePattern struct {
-	raw   string
-	slash bool // matched against trailing components
-	kind  byte // '=' exact, 's' suffix, 'p' prefix, 'g' glob
-	lit   string
-	last  *namePattern // for slash patterns: the last component, checked first
-}
-
-func compileNames(pats []string) []namePattern {
-	out := make([]namePattern, 0, len(pats))
-	for _, raw := range pats {
-		np := namePattern{raw: raw, slash: strings.Contains(raw, "/"), kind: 'g'}
-		if np.slash {
-			if last := raw[strings.LastIndexByte(raw, '/')+1:]; last != "" && last != "**" {
-				np.last = &compileNames([]string{last})[0]
-			}
-		} else {
-			const meta = "*?[\\"
-			switch {
-			case !strings.ContainsAny(raw, meta):
-				np.kind, np.lit = '=', raw
-			case strings.HasPrefix(raw, "*") && !strings.ContainsAny(raw[1:], meta):
-				np.kind, np.lit = 's', raw[1:]
-			case strings.HasSuffix(raw, "*") && !strings.ContainsAny(raw[:len(raw)-1], meta):
-				np.kind, np.lit = 'p', raw[:len(raw)-1]
-			}
-		}
-		out = append(out, np)
-	}
-	return out
-}
-
-func (np *namePattern) matchBase(base string) bool {
-	switch np.kind {
-	case '=':
-		return base == np.lit
-	case 's':
-		return strings.HasSuffix(base, np.lit)
-	case 'p':
-		return strings.HasPrefix(base, np.lit)
-	}
-	ok, err := path.Match(np.raw, base)
-	return err == nil && ok
 }
 
 func (p *Policy) init() error {
@@ -273,129 +192,10 @@ func within(root, name string) (string, bool) {
 	return "", false
 }
 
-// checkChars refuses characters that could make a name look like, or be
-// normalised by some layer into, a path separator or a dot, and invisible
-// or control characters. Names are refused rather than normalised: a
-// normalised name would differ from what the kernel opens.
-func checkChars(name string) error {
-	if !utf8.ValidString(name) {
-		return errors.New("is not valid UTF-8")
-	}
-	for _, r := range name {
-		switch {
-		case r == 0:
-			return errors.New("contains a NUL byte")
-		case r < 0x20 || r == 0x7f:
-			return errors.New("contains a control character")
-		case r < 0x80:
-			continue
-		case lookAlike(r):
-			return fmt.Errorf("contains %U, which looks like a path separator or dot", r)
-		case unicode.Is(unicode.Cf, r) || unicode.Is(unicode.Cc, r) || unicode.Is(unicode.Zl, r) || unicode.Is(unicode.Zp, r):
-			return fmt.Errorf("contains the invisible character %U", r)
-		}
-	}
-	return nil
-}
-
-// lookAlike lists characters whose compatibility form, or whose glyph, is
-// "/", "\\" or ".".
-func lookAlike(r rune) bool {
-	switch r {
-	case '\uFF0F', // fullwidth solidus
-		'\u2215',           // division slash
-		'\u2044',           // fraction slash
-		'\u29F8',           // big solidus
-		'\u2571',           // box drawings diagonal
-		'\uFF3C',           // fullwidth reverse solidus
-		'\u2216',           // set minus
-		'\u29F9',           // big reverse solidus
-		'\uFE68',           // small reverse solidus
-		'\uFF0E',           // fullwidth full stop
-		'\uFE52',           // small full stop
-		'\u2024',           // one dot leader
-		'\u2025',           // two dot leader
-		'\u2026',           // horizontal ellipsis
-		'\u3002',           // ideographic full stop
-		'\uFF61',           // halfwidth ideographic full stop
-		'\u0701', '\u0702', // syriac full stops
-		'\u00B7', '\u2027', '\u0387', // middle dots
-		'\u2E33', '\uA4F8':
-		return true
-	}
-	return false
-}
-
-// Classify reports whether name is a secret file. It matches the name as
-// given and, when it resolves inside the workspace, the path its symlinks
-// lead to. A path it cannot check is reported Normal: the open methods
-// check again on the path they actually open.
-func (p *Policy) Classify(name string) Class {
-	if err := p.init(); err != nil {
-		return Normal
-	}
-	r, err := p.rel("classify", name)
-	if err != nil {
-		return Normal
-	}
-	if p.secret(r) {
-		return Secret
-	}
-	if real, err := filepath.EvalSymlinks(filepath.Join(p.rootReal, filepath.FromSlash(r))); err == nil {
-		if rr, ok := within(p.rootReal, real); ok && p.secret(filepath.ToSlash(rr)) {
-			return Secret
-		}
-	}
-	return Normal
-}
-
-func (p *Policy) secret(rel string) bool {
-	base := rel
-	if i := strings.LastIndexByte(rel, '/'); i >= 0 {
-		base = rel[i+1:]
-	}
-	for i := range p.secrets {
-		np := &p.secrets[i]
-		if np.slash {
-			if (np.last == nil || np.last.matchBase(base)) && matchTail(np.raw, rel) {
-				return true
-			}
-		} else if np.matchBase(base) {
-			return true
-		}
-	}
-	return false
-}
-
-// Denies reports the Deny rule that covers name, if any. It looks at the
-// name only, not where its symlinks lead (the open methods check both);
-// walkers use it to skip denied subtrees without trying them.
-func (p *Policy) Denies(name string) (rule string, denied bool) {
-	if err := p.init(); err != nil {
-		return "", false
-	}
-	rel, err := p.rel("check", name)
-	if err != nil {
-		return "", false
-	}
-	return p.denied(rel)
-}
-
-// denied reports the Deny pattern that covers rel, if any.
-func (p *Policy) denied(rel string) (string, bool) {
-	for _, pat := range p.Deny {
-		if matchTree(pat, rel) {
-			return pat, true
-		}
-	}
-	return "", false
-}
-
 // checkRel applies Deny and secret rules to a resolved relative path.
 func (p *Policy) checkRel(op, name, rel string, approved bool) error {
 	if pat, ok := p.denied(rel); ok {
-		return &Error{Op: op, Path: name, Err: ErrDenied,
-			Reason: fmt.Sprintf("path %s is denied by the workspace policy (rule %q); leave it alone or ask the user", name, pat)}
+		return deniedError(op, name, pat)
 	}
 	if !approved && p.secret(rel) {
 		return &Error{Op: op, Path: name, Err: ErrNeedsApproval,
@@ -404,96 +204,20 @@ func (p *Policy) checkRel(op, name, rel string, approved bool) error {
 	return nil
 }
 
+// deniedError refuses name, which the Deny pattern pat covers.
+func deniedError(op, name, pat string) error {
+	return &Error{Op: op, Path: name, Err: ErrDenied,
+		Reason: fmt.Sprintf("path %s is denied by the workspace policy (rule %q); leave it alone or ask the user", name, pat)}
+}
+
+// readOnly refuses a change to a read-only workspace (or reports why the
+// root cannot be used).
 func (p *Policy) readOnly(op, name string) error {
+	if err := p.init(); err != nil {
+		return err
+	}
 	return &Error{Op: op, Path: name, Err: ErrReadOnly,
 		Reason: fmt.Sprintf("cannot %s %s: the workspace is read-only", op, name)}
-}
-
-// Match reports whether a slash-separated path matches a glob pattern.
-// Besides path.Match syntax ("*", "?", "[...]" within one component), a
-// "**" component matches zero or more components. A malformed pattern
-// matches nothing.
-func Match(pattern, name string) bool {
-	return matchParts(splitSlash(pattern), splitSlash(name))
-}
-
-func splitSlash(s string) []string {
-	s = strings.Trim(s, "/")
-	if s == "" || s == "." {
-		return nil
-	}
-	return strings.Split(s, "/")
-}
-
-func matchParts(pat, name []string) bool {
-	for len(pat) > 0 {
-		if pat[0] == "**" {
-			for len(pat) > 1 && pat[1] == "**" {
-				pat = pat[1:]
-			}
-			if len(pat) == 1 {
-				return true
-			}
-			for i := 0; i <= len(name); i++ {
-				if matchParts(pat[1:], name[i:]) {
-					return true
-				}
-			}
-			return false
-		}
-		if len(name) == 0 {
-			return false
-		}
-		if ok, err := path.Match(pat[0], name[0]); err != nil || !ok {
-			return false
-		}
-		pat, name = pat[1:], name[1:]
-	}
-	return len(name) == 0
-}
-
-// matchTail matches a pattern without a slash against the last component,
-// one with a slash against the trailing components ("/" first anchors it
-// at the root).
-func matchTail(pat, rel string) bool {
-	parts := splitSlash(rel)
-	if len(parts) == 0 {
-		return false
-	}
-	if strings.HasPrefix(pat, "/") {
-		return matchParts(splitSlash(pat), parts)
-	}
-	pp := splitSlash(pat)
-	if len(pp) == 0 || len(pp) > len(parts) && pp[0] != "**" {
-		return false
-	}
-	for i := 0; i < len(parts); i++ {
-		if matchParts(pp, parts[i:]) {
-			return true
-		}
-	}
-	return false
-}
-
-// matchTree matches a Deny pattern against rel or any directory above it.
-// A pattern without a slash matches a name at any depth, as in .gitignore.
-func matchTree(pat, rel string) bool {
-	parts := splitSlash(rel)
-	anchored := strings.Contains(strings.TrimSuffix(pat, "/"), "/")
-	pp := splitSlash(pat)
-	if len(pp) == 0 {
-		return false
-	}
-	for end := 1; end <= len(parts); end++ {
-		if anchored {
-			if matchParts(pp, parts[:end]) {
-				return true
-			}
-		} else if ok, err := path.Match(pp[0], parts[end-1]); err == nil && ok {
-			return true
-		}
-	}
-	return false
 }
 
 // osErr rewrites an error from the kernel to name the caller's path
