@@ -175,3 +175,30 @@ func TestSandboxInitClose(t *testing.T) {
 		})
 	}
 }
+
+// TestSandboxInitEarlySignal signals a command as soon as Start returns:
+// the init passes the signal on once the command runs, in a fresh init
+// as in one that ran a command before.
+func TestSandboxInitEarlySignal(t *testing.T) {
+	ws := t.TempDir()
+	for name, c := range sandboxes(t, exec.SandboxOptions{Workspace: ws}) {
+		t.Run(name, func(t *testing.T) {
+			for range 5 {
+				p, err := c.Start(context.Background(), &exec.StartRequest{Argv: []string{"/bin/sleep", "30"}, Dir: ws})
+				if err != nil {
+					t.Fatal(err)
+				}
+				p.Signal(syscall.SIGTERM)
+				select {
+				case <-p.Done():
+				case <-time.After(5 * time.Second):
+					p.Signal(syscall.SIGKILL)
+					t.Fatal("a command signalled right after its start still ran 5s later")
+				}
+				if code, _ := p.Wait(); code != 128+int(syscall.SIGTERM) {
+					t.Fatalf("exit %d, want %d", code, 128+int(syscall.SIGTERM))
+				}
+			}
+		})
+	}
+}

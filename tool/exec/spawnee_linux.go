@@ -190,12 +190,15 @@ func initMain(pol *spawnPolicy) error {
 // 0 when rein closes the socket between commands.
 func serveCommands(conn *net.UnixConn) int {
 	var running atomic.Bool
-	reqs := make(chan *frame)
-	go readRequests(conn, reqs, &running)
+	reqs, forked := make(chan *frame), make(chan struct{})
+	go readRequests(conn, reqs, forked, &running)
 	start := readInitState()
 	for f := range reqs {
-		running.Store(true)
-		code := runCommand(f)
+		pid, code := startCommand(f)
+		forked <- struct{}{}
+		if pid > 0 {
+			code = waitCommand(pid)
+		}
 		report, again := strconv.Itoa(code), false
 		switch {
 		case othersRunning():
@@ -203,7 +206,7 @@ func serveCommands(conn *net.UnixConn) int {
 		case start.same(readInitState()):
 			report, again = report+againMark, true
 		}
-		running.Store(false) // what rein sent for this command from now on is dropped
+		running.Store(false) // what rein sends for this command from now on is dropped
 		if sendFrame(conn, []byte(report)) != nil || !again {
 			return code
 		}
@@ -213,10 +216,12 @@ func serveCommands(conn *net.UnixConn) int {
 
 // readRequests reads rein's frames on conn: signals for the running
 // command, which it passes to every process of the namespace but
-// itself, and commands, which it sends on reqs. It handles one frame
-// at a time, in order, so a signal rein sent for a command is passed on
-// (or dropped, once the command ended) before the next command starts.
-func readRequests(conn *net.UnixConn, reqs chan<- *frame, running *atomic.Bool) {
+// itself, and commands, which it sends on reqs, reading on once forked
+// says the command was started. It handles one frame at a time, in
+// order, so a signal rein sent for a command is passed on once the
+// command runs, or dropped once it has ended, and before the next
+// command starts.
+func readRequests(conn *net.UnixConn, reqs chan<- *frame, forked <-chan struct{}, running *atomic.Bool) {
 	defer close(reqs)
 	for {
 		f, err := recvFrame(conn)
@@ -230,7 +235,9 @@ func readRequests(conn *net.UnixConn, reqs chan<- *frame, running *atomic.Bool) 
 			}
 			continue
 		}
+		running.Store(true)
 		reqs <- f
+		<-forked
 	}
 }
 
@@ -249,31 +256,26 @@ func signalFrame(body []byte) (syscall.Signal, bool) {
 
 const signalPrefix = "signal "
 
-// runCommand starts the command f asks for, reaps every orphan, and
-// returns the command's exit code (128+n when signal n ended it). It
-// closes f's files.
-func runCommand(f *frame) int {
+// startCommand starts the command f asks for and closes f's files. It
+// returns the command's pid, or 0 and the exit code 126 when it could
+// not start.
+func startCommand(f *frame) (int, int) {
 	defer f.close()
 	var req spawnRequest
 	if err := json.Unmarshal(f.body, &req); err != nil || len(req.Argv) == 0 || len(f.files) != 3 {
-		return 126
-	}
-	fail := func(err error) int {
-		fmt.Fprintf(f.files[2], "rein sandbox: %v\n", err)
-		return 126
+		return 0, 126
 	}
 	prog, err := lookPath(req.Argv[0], req.Env)
-	if err != nil {
-		return fail(err)
+	if err == nil {
+		var pid int
+		pid, err = syscall.ForkExec(prog, req.Argv, &syscall.ProcAttr{Dir: req.Dir, Env: req.Env,
+			Files: []uintptr{f.files[0].Fd(), f.files[1].Fd(), f.files[2].Fd()}})
+		if err == nil {
+			return pid, 0
+		}
 	}
-	pid, err := syscall.ForkExec(prog, req.Argv, &syscall.ProcAttr{Dir: req.Dir, Env: req.Env,
-		Files: []uintptr{f.files[0].Fd(), f.files[1].Fd(), f.files[2].Fd()}})
-	if err != nil {
-		return fail(err)
-	}
-	f.close()
-	f.files = nil
-	return waitCommand(pid)
+	fmt.Fprintf(f.files[2], "rein sandbox: %v\n", err)
+	return 0, 126
 }
 
 // forwardSignals passes each signal an init gets to every process of its
