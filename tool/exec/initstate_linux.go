@@ -1,7 +1,6 @@
 package exec
 
 import (
-	"os"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -41,12 +40,26 @@ func readInitState() initState {
 	if unix.SchedGetaffinity(0, &st.affinity) != nil {
 		st.err = true
 	}
-	if b, err := os.ReadFile("/proc/self/oom_score_adj"); err == nil {
-		st.oomScore = string(b)
-	} else {
+	if st.oomScore, err = readSmall("/proc/self/oom_score_adj"); err != nil {
 		st.err = true
 	}
 	return st
+}
+
+// readSmall reads a small file with one read, without the runtime's
+// poller, which a file of /proc has no use for.
+func readSmall(path string) (string, error) {
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return "", err
+	}
+	defer unix.Close(fd)
+	var b [64]byte
+	n, err := unix.Read(fd, b[:])
+	if err != nil {
+		return "", err
+	}
+	return string(b[:n]), nil
 }
 
 // same reports whether st and now are the same state, both read whole.
