@@ -106,7 +106,7 @@ type Shell struct {
 
 	mu      sync.Mutex
 	tasks   map[string]*task
-	fg      map[exec.Process]chan struct{} // running foreground commands (a sandbox's commands may share a pid)
+	fg      map[chan struct{}]struct{} // closed to stop each running foreground command (not keyed by pid: commands a sandbox runs one after another share one)
 	order   []string
 	exits   []TaskExit
 	closed  bool
@@ -136,7 +136,7 @@ func New(opts *Options) *Shell {
 	if o.OutputLimit <= 0 {
 		o.OutputLimit = 30_000
 	}
-	s := &Shell{o: o, tasks: make(map[string]*task), fg: make(map[exec.Process]chan struct{}), log: o.Logger}
+	s := &Shell{o: o, tasks: make(map[string]*task), fg: make(map[chan struct{}]struct{}), log: o.Logger}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
@@ -204,9 +204,9 @@ func (s *Shell) Close() error {
 	defer s.closeMu.Unlock()
 	s.mu.Lock()
 	s.closed = true
-	for proc, stop := range s.fg {
+	for stop := range s.fg {
 		close(stop)
-		delete(s.fg, proc)
+		delete(s.fg, stop)
 	}
 	var running []*task
 	for _, id := range s.order {
@@ -403,12 +403,12 @@ func (s *Shell) run(ctx context.Context, command string, limit time.Duration) (*
 		return tool.Errorf("could not start %s: %v", s.shell, err), nil
 	}
 	stopped := make(chan struct{}) // closed by Close to stop this command
-	s.fg[proc] = stopped
+	s.fg[stopped] = struct{}{}
 	s.wg.Add(1)
 	s.mu.Unlock()
 	defer func() {
 		s.mu.Lock()
-		delete(s.fg, proc)
+		delete(s.fg, stopped)
 		s.mu.Unlock()
 		s.wg.Done()
 	}()
