@@ -7,18 +7,25 @@ import (
 )
 
 // initState is what of an init a process of its command may change and
-// the next command would inherit: its resource limits (prlimit), nice
-// value (renice), I/O priority (ionice), CPU affinity (taskset) and OOM
-// score (/proc/1/oom_score_adj). An init whose state its command
-// changed is not reused.
+// the next command would inherit: its resource limits (prlimit), the
+// nice value, scheduling policy, I/O priority and CPU affinity of the
+// thread that starts commands (renice, chrt, ionice, taskset), and what
+// its /proc files that its user may write say (the OOM score, the
+// session's autogroup, the core dump filter). An init whose state its
+// command changed is not reused.
 type initState struct {
-	limits   [unix.RLIMIT_RTTIME + 1]unix.Rlimit
-	nice     int
-	ioprio   uintptr
-	affinity unix.CPUSet
-	oomScore string
-	err      bool // a part could not be read: the state counts as changed
+	limits    [unix.RLIMIT_RTTIME + 1]unix.Rlimit
+	nice      int
+	policy    uintptr
+	ioprio    uintptr
+	affinity  unix.CPUSet
+	procFiles [3]string
+	err       bool // a part could not be read: the state counts as changed
 }
+
+// initProcFiles are the files of /proc/self that initState holds;
+// absent ones read as empty.
+var initProcFiles = [3]string{"/proc/self/oom_score_adj", "/proc/self/autogroup", "/proc/self/coredump_filter"}
 
 // readInitState reads the calling process's state.
 func readInitState() initState {
@@ -33,23 +40,28 @@ func readInitState() initState {
 		st.err = true
 	}
 	const ioprioWhoProcess = 1
-	var errno syscall.Errno
-	if st.ioprio, _, errno = syscall.RawSyscall(unix.SYS_IOPRIO_GET, ioprioWhoProcess, 0, 0); errno != 0 {
+	var errno, errno2 syscall.Errno
+	st.ioprio, _, errno = syscall.RawSyscall(unix.SYS_IOPRIO_GET, ioprioWhoProcess, 0, 0)
+	st.policy, _, errno2 = syscall.RawSyscall(unix.SYS_SCHED_GETSCHEDULER, 0, 0, 0)
+	if errno != 0 || errno2 != 0 || unix.SchedGetaffinity(0, &st.affinity) != nil {
 		st.err = true
 	}
-	if unix.SchedGetaffinity(0, &st.affinity) != nil {
-		st.err = true
-	}
-	if st.oomScore, err = readSmall("/proc/self/oom_score_adj"); err != nil {
-		st.err = true
+	for i, f := range initProcFiles {
+		if st.procFiles[i], err = readSmall(f); err != nil {
+			st.err = true
+		}
 	}
 	return st
 }
 
 // readSmall reads a small file with one read, without the runtime's
-// poller, which a file of /proc has no use for.
+// poller, which a file of /proc has no use for; an absent file reads as
+// empty.
 func readSmall(path string) (string, error) {
 	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err == unix.ENOENT {
+		return "", nil
+	}
 	if err != nil {
 		return "", err
 	}

@@ -146,13 +146,20 @@ func TestSandboxInitUntouchable(t *testing.T) {
 			if _, out, code := script(t, c, ws, "readlink /proc/1/fd/0 || ls /proc/1/root/"); code == 0 {
 				t.Errorf("a command reaches into its init: %s", out)
 			}
-			// Nice values are per thread: every thread of the init is
-			// reniced. An init with more capabilities than its command
-			// refuses; one that allowed it runs no further command.
-			reniced, _, code := script(t, c, ws, "renice -n 5 -p $(ls /proc/1/task)")
-			next, out, _ := script(t, c, ws, "cut -d' ' -f19 /proc/self/stat")
-			if (code == 0 && next.Pid() == reniced.Pid()) || strings.TrimSpace(out) != "0" {
-				t.Errorf("after a command reniced its init (exit %d), the next ran in the same init (%v) with nice %s", code, next.Pid() == reniced.Pid(), out)
+			// Nice values and policies are per thread: every thread of the
+			// init is changed. An init with more capabilities than its
+			// command refuses; one that allowed it runs no further command.
+			for _, ch := range []struct{ change, read, want string }{
+				{"renice -n 5 -p $(ls /proc/1/task)", "cut -d' ' -f19 /proc/self/stat", "0"},
+				{"chrt -a -i -p 0 1", "cut -d' ' -f41 /proc/self/stat", "0"},
+				{"echo 500 > /proc/1/oom_score_adj", "cat /proc/self/oom_score_adj", "0"},
+			} {
+				changed, _, code := script(t, c, ws, ch.change)
+				next, out, _ := script(t, c, ws, ch.read)
+				if (code == 0 && next.Pid() == changed.Pid()) || strings.TrimSpace(out) != ch.want {
+					t.Errorf("after %q (exit %d), the next command ran in the same init (%v) and read %q, want %q",
+						ch.change, code, next.Pid() == changed.Pid(), out, ch.want)
+				}
 			}
 		})
 	}
