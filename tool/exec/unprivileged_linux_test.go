@@ -1,6 +1,7 @@
 package exec_test
 
 import (
+	"bytes"
 	"context"
 	"io"
 	"os"
@@ -17,10 +18,14 @@ import (
 // nobody.
 const unprivilegedUID = 65534
 
-// unprivilegedTests are the tests re-run: the conformance suite (with
-// its confinement checks) on both sandboxes, with and without the
-// spawner, and the tests of commands apart, of escapees and of inits.
-const unprivilegedTests = "^(TestBubblewrap|TestLandlock|TestSandbox(CommandsApart|EscapeeEndsWithCommand|PerCommand|Init[A-Za-z]*))$"
+// unprivilegedTests are the tests re-run, in two runs at once (they
+// mostly wait for processes): the conformance suite (with its
+// confinement checks) on both sandboxes, with and without the spawner,
+// and the tests of commands apart, of escapees and of inits reused.
+var unprivilegedTests = []string{
+	"^(TestBubblewrap|TestLandlock|TestSandbox(CommandsApart|EscapeeEndsWithCommand|InitReused|InitUntouchable))$",
+	"^TestSandboxPerCommand$",
+}
 
 // TestSandboxUnprivileged re-runs the sandbox tests as an ordinary user,
 // as rein runs for most people: bubblewrap and Landlock then make their
@@ -68,9 +73,24 @@ func TestSandboxUnprivileged(t *testing.T) {
 			t.Skipf("user namespaces are unavailable to uid %d here, so neither sandbox confines its commands: unshare --user: %v %s", unprivilegedUID, err, out)
 		}
 	}
-	out, err := asUser(bin, "-test.run="+unprivilegedTests, "-test.v", "-test.count=1").CombinedOutput()
-	if err != nil {
-		t.Fatalf("the sandbox tests failed as uid %d (%v):\n%s", unprivilegedUID, err, out)
+	outs := make([]bytes.Buffer, len(unprivilegedTests))
+	runs := make([]*osexec.Cmd, len(unprivilegedTests))
+	for i, pattern := range unprivilegedTests {
+		runs[i] = asUser(bin, "-test.run="+pattern, "-test.v", "-test.count=1")
+		runs[i].Stdout, runs[i].Stderr = &outs[i], &outs[i]
+		if err := runs[i].Start(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var out []byte
+	for i, run := range runs {
+		if err := run.Wait(); err != nil {
+			t.Errorf("the sandbox tests %s failed as uid %d (%v):\n%s", unprivilegedTests[i], unprivilegedUID, err, outs[i].Bytes())
+		}
+		out = append(out, outs[i].Bytes()...)
+	}
+	if t.Failed() {
+		return
 	}
 	confined := regexp.MustCompile(`(?m)^\s*--- PASS: (TestBubblewrap|TestLandlock|TestSandboxPerCommand/\w+)/Confinement\b.*$`).FindAllString(string(out), -1)
 	if len(confined) == 0 {
