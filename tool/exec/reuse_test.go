@@ -105,8 +105,10 @@ func TestSandboxInitLateSignal(t *testing.T) {
 			if code, err := next.Wait(); code != 128+int(syscall.SIGHUP) {
 				t.Errorf("the next command ended with %d (%v), want %d: the signals for the ended one reached it", code, err, 128+int(syscall.SIGHUP))
 			}
-			// Signals racing a command's end never reach the command after.
-			for range 10 {
+			// Signals racing a command's end never reach the command after,
+			// and an init a SIGKILL reached is not handed another.
+			for i := range 10 {
+				sig := []syscall.Signal{syscall.SIGTERM, syscall.SIGKILL}[i%2]
 				p, err := c.Start(context.Background(), &exec.StartRequest{Argv: []string{"/bin/true"}, Dir: ws})
 				if err != nil {
 					t.Fatal(err)
@@ -114,7 +116,7 @@ func TestSandboxInitLateSignal(t *testing.T) {
 				sent := make(chan struct{})
 				go func() {
 					defer close(sent)
-					p.Signal(syscall.SIGTERM)
+					p.Signal(sig)
 				}()
 				p.Wait()
 				if _, out, code := script(t, c, ws, "sleep 0.01; echo ok"); code != 0 || out != "ok\n" {
@@ -205,6 +207,27 @@ func TestSandboxInitEarlySignal(t *testing.T) {
 				if code, _ := p.Wait(); code != 128+int(syscall.SIGTERM) {
 					t.Fatalf("exit %d, want %d", code, 128+int(syscall.SIGTERM))
 				}
+			}
+		})
+	}
+}
+
+// TestSandboxInitKilledWhileIdle kills an idle init from outside: the
+// next command runs in another.
+func TestSandboxInitKilledWhileIdle(t *testing.T) {
+	ws := t.TempDir()
+	for name, c := range sandboxes(t, exec.SandboxOptions{Workspace: ws}) {
+		t.Run(name, func(t *testing.T) {
+			idle, _, _ := script(t, c, ws, "true")
+			if err := syscall.Kill(idle.Pid(), syscall.SIGKILL); err != nil {
+				t.Fatalf("kill the idle init: %v", err)
+			}
+			if !testwait.For(2*time.Second, func() bool { return syscall.Kill(idle.Pid(), 0) == syscall.ESRCH }) {
+				t.Fatal("the killed init was still there 2s later")
+			}
+			next, out, code := script(t, c, ws, "echo ok")
+			if code != 0 || out != "ok\n" || next.Pid() == idle.Pid() {
+				t.Errorf("after the idle init was killed: exit %d, %q, in init %d (the killed one: %d)", code, out, next.Pid(), idle.Pid())
 			}
 		})
 	}
