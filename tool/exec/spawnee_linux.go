@@ -40,7 +40,8 @@ type spawnPolicy struct {
 	Landlock *landlockPolicy `json:"landlock,omitempty"`
 	// DropCaps has each init drop every capability before its command
 	// runs; otherwise only the ambient ones are cleared, so the command
-	// holds what a process of its user holds.
+	// holds what a process of its user holds (as root, all but
+	// CAP_SYS_PTRACE).
 	DropCaps bool `json:"dropcaps,omitempty"`
 	// Proxy, when set, is the Unix socket of rein's proxy, which the
 	// spawner serves on the loopback ProxyPort of the sandbox's network
@@ -366,7 +367,7 @@ func dropCaps(all bool) error {
 	}
 	if !all {
 		if unix.Geteuid() != 0 {
-			return nil // a command of another user gets no capabilities
+			return nil // a command of an ordinary user gets no capabilities
 		}
 		return dropPtrace()
 	}
