@@ -42,10 +42,15 @@
 // running binary, re-executed inside it as a spawner, keeps an init
 // ready (a fresh PID and mount namespace with its own /proc, confined
 // already), and a command is handed to that init over a Unix socket,
-// its stdin, stdout and stderr passed as descriptors. A command that
-// comes after a pause pays for a message and a fork; the next init is
-// started when a command ends, between commands. Where the spawner
-// cannot run, each command starts a sandbox of its own.
+// its stdin, stdout and stderr passed as descriptors; a command pays
+// for a message and a fork. An init whose command left nothing running
+// and changed nothing of the init runs the next command too (a few are
+// kept idle), so commands back to back cost the same; an init whose
+// command left a process running ends with its namespace, which stops
+// that process, and a new init is started between commands. Signals
+// for a command travel on the init's socket and reach no later command.
+// Where the spawner cannot run, each command starts a sandbox of its
+// own.
 //
 // # Choosing a context
 //

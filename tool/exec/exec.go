@@ -57,6 +57,8 @@ type StartRequest struct {
 // Process is a started command and the process group it leads.
 type Process interface {
 	// Pid is the leader's process id as rein sees it (also the group id).
+	// A sandbox's leader is the init of the command's PID namespace,
+	// which may run several commands one after another: they share it.
 	Pid() int
 	// Signal sends sig to every process of the group. Signalling a
 	// process that has ended is not an error.

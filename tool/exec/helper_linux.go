@@ -73,6 +73,10 @@ func confineAndExec(pol *landlockPolicy, argv []string) error {
 			unix.Mount("/dev/null", f, "", unix.MS_BIND|unix.MS_RDONLY, "")
 		}
 	}
+	// The capabilities the mounts needed are not the command's.
+	if err := unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0); err != nil {
+		return fmt.Errorf("clear ambient capabilities: %w", err)
+	}
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 		return fmt.Errorf("no_new_privs: %w", err)
 	}

@@ -133,6 +133,9 @@ func (l *Landlock) policy() *landlockPolicy {
 
 // namespaces starts the helper in fresh PID and mount namespaces (and a
 // user namespace unless rein runs as root), when the context has them.
+// In a user namespace the helper keeps CAP_SYS_ADMIN (for its mounts)
+// and CAP_NET_ADMIN (for a spawner's loopback) as ambient capabilities,
+// which it clears before a command runs.
 func (l *Landlock) namespaces() *syscall.SysProcAttr {
 	attr := sysProcAttr()
 	if l.pidNS {
@@ -144,6 +147,7 @@ func (l *Landlock) namespaces() *syscall.SysProcAttr {
 			attr.Cloneflags |= syscall.CLONE_NEWUSER
 			attr.UidMappings = []syscall.SysProcIDMap{{ContainerID: os.Getuid(), HostID: os.Getuid(), Size: 1}}
 			attr.GidMappings = []syscall.SysProcIDMap{{ContainerID: os.Getgid(), HostID: os.Getgid(), Size: 1}}
+			attr.AmbientCaps = []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_NET_ADMIN}
 		}
 	}
 	return attr
@@ -162,9 +166,6 @@ func (l *Landlock) startSpawner() (*spawner, error) {
 	js, _ := json.Marshal(pol)
 	cmd := &osexec.Cmd{Path: l.self, Args: []string{spawnArg0, string(js)}, Dir: l.ws}
 	cmd.SysProcAttr = l.namespaces()
-	if os.Geteuid() != 0 {
-		cmd.SysProcAttr.AmbientCaps = []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_NET_ADMIN}
-	}
 	return startSpawner(&l.ps, cmd, l.ws)
 }
 

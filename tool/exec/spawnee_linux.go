@@ -8,6 +8,8 @@ import (
 	"os/signal"
 	"runtime"
 	"strconv"
+	"strings"
+	"sync/atomic"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -18,9 +20,12 @@ import (
 // sandbox's namespaces; each time rein asks on its control socket it
 // starts an init (initArg0) in a fresh PID and mount namespace of its
 // own, which mounts its /proc, confines itself, says it is ready and
-// waits for its one command. rein asks for the next init when a
-// command ends (or when one starts while another runs), so the cost of
-// an init's start is paid between commands, not in them.
+// waits for a command. An init runs commands one after another for as
+// long as each leaves nothing behind (no process, no change to the
+// init's state); rein keeps such inits idle for the next commands. rein
+// asks for a new init when a command ends (or when one starts while
+// another runs and none is idle), so the cost of an init's start is paid
+// between commands, not in them.
 
 const (
 	spawnArg0 = "rein-exec-spawn"
@@ -35,7 +40,8 @@ type spawnPolicy struct {
 	Landlock *landlockPolicy `json:"landlock,omitempty"`
 	// DropCaps has each init drop every capability before its command
 	// runs; otherwise only the ambient ones are cleared, so the command
-	// holds what a process of its user holds.
+	// holds what a process of its user holds (as root, all but
+	// CAP_SYS_PTRACE).
 	DropCaps bool `json:"dropcaps,omitempty"`
 	// Proxy, when set, is the Unix socket of rein's proxy, which the
 	// spawner serves on the loopback ProxyPort of the sandbox's network
@@ -134,8 +140,8 @@ func reapChildren() {
 
 // initMain runs in an init: PID 1 of a namespace of its own. It mounts
 // the namespace's /proc, confines itself, tells rein it is ready (rein
-// learns its pid from the message's credentials), runs the one command
-// rein sends, and reports its exit code.
+// learns its pid from the message's credentials) and runs the commands
+// rein sends, one at a time (serveCommands).
 func initMain(pol *spawnPolicy) error {
 	runtime.LockOSThread() // confinement applies to this thread, the command's parent
 	if err := mountProc(); err != nil {
@@ -157,55 +163,120 @@ func initMain(pol *spawnPolicy) error {
 			}
 		}
 	}
+	// Not dumpable: a command's processes cannot trace the init, take
+	// its descriptors (pidfd_getfd) or read its memory, and so cannot
+	// reach the next command it runs.
+	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
+		return fmt.Errorf("not dumpable: %w", err)
+	}
 	conn, err := fdConn(3)
 	if err != nil {
 		return err
 	}
-	sigs := make(chan os.Signal, 4)
-	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGQUIT)
+	// PID 1 receives only the signals it handles; these are caught and
+	// dropped, as a command's signals come from rein as frames.
+	signal.Notify(make(chan os.Signal, 1), syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGQUIT)
 	if err := sendFrame(conn, []byte("ready")); err != nil {
 		return err
 	}
-	f, err := recvFrame(conn)
-	if err != nil {
-		syscall.Exit(0) // rein closed without a command: nothing to run
-	}
-	code := runCommand(f, sigs)
-	report := strconv.Itoa(code)
-	if othersRunning() {
-		report += lingerMark // they end with this init, which ends the namespace
-	}
-	sendFrame(conn, []byte(report))
-	syscall.Exit(code)
+	syscall.Exit(serveCommands(conn))
 	return nil
 }
 
-// runCommand starts the command f asks for, passes on the signals that
-// would end it (PID 1 receives only those it handles), reaps every
-// orphan, and returns the command's exit code (128+n when signal n
-// ended it).
-func runCommand(f *frame, sigs chan os.Signal) int {
+// serveCommands runs each command rein sends on conn and reports how it
+// ended. After a command that left nothing running and changed nothing
+// of the init's state, the report says so (againMark) and the init waits
+// for the next command; otherwise it returns the command's exit code,
+// and the end of the namespace stops what the command left. It returns
+// 0 when rein closes the socket between commands.
+func serveCommands(conn *net.UnixConn) int {
+	var running atomic.Bool
+	reqs, forked := make(chan *frame), make(chan struct{})
+	go readRequests(conn, reqs, forked, &running)
+	start := readInitState()
+	for f := range reqs {
+		pid, code := startCommand(f)
+		forked <- struct{}{}
+		if pid > 0 {
+			code = waitCommand(pid)
+		}
+		report, again := strconv.Itoa(code), false
+		switch {
+		case othersRunning():
+			report += lingerMark
+		case start.same(readInitState()):
+			report, again = report+againMark, true
+		}
+		running.Store(false) // what rein sends for this command from now on is dropped
+		if sendFrame(conn, []byte(report)) != nil || !again {
+			return code
+		}
+	}
+	return 0
+}
+
+// readRequests reads rein's frames on conn: signals for the running
+// command, which it passes to every process of the namespace but
+// itself, and commands, which it sends on reqs, reading on once forked
+// says the command was started. It handles one frame at a time, in
+// order, so a signal rein sent for a command is passed on once the
+// command runs, or dropped once it has ended, and before the next
+// command starts.
+func readRequests(conn *net.UnixConn, reqs chan<- *frame, forked <-chan struct{}, running *atomic.Bool) {
+	defer close(reqs)
+	for {
+		f, err := recvFrame(conn)
+		if err != nil {
+			return
+		}
+		if sig, ok := signalFrame(f.body); ok {
+			f.close()
+			if running.Load() {
+				syscall.Kill(-1, sig)
+			}
+			continue
+		}
+		running.Store(true)
+		reqs <- f
+		<-forked
+	}
+}
+
+// signalMessage is the body of the frame that asks an init to pass sig on.
+func signalMessage(sig syscall.Signal) []byte { return []byte(signalPrefix + strconv.Itoa(int(sig))) }
+
+// signalFrame parses a frame made by signalMessage.
+func signalFrame(body []byte) (syscall.Signal, bool) {
+	n, ok := strings.CutPrefix(string(body), signalPrefix)
+	if !ok {
+		return 0, false
+	}
+	sig, err := strconv.Atoi(n)
+	return syscall.Signal(sig), err == nil && sig > 0
+}
+
+const signalPrefix = "signal "
+
+// startCommand starts the command f asks for and closes f's files. It
+// returns the command's pid, or 0 and the exit code 126 when it could
+// not start.
+func startCommand(f *frame) (int, int) {
+	defer f.close()
 	var req spawnRequest
 	if err := json.Unmarshal(f.body, &req); err != nil || len(req.Argv) == 0 || len(f.files) != 3 {
-		return 126
-	}
-	fail := func(err error) int {
-		fmt.Fprintf(f.files[2], "rein sandbox: %v\n", err)
-		f.close()
-		return 126
+		return 0, 126
 	}
 	prog, err := lookPath(req.Argv[0], req.Env)
-	if err != nil {
-		return fail(err)
+	if err == nil {
+		var pid int
+		pid, err = syscall.ForkExec(prog, req.Argv, &syscall.ProcAttr{Dir: req.Dir, Env: req.Env,
+			Files: []uintptr{f.files[0].Fd(), f.files[1].Fd(), f.files[2].Fd()}})
+		if err == nil {
+			return pid, 0
+		}
 	}
-	pid, err := syscall.ForkExec(prog, req.Argv, &syscall.ProcAttr{Dir: req.Dir, Env: req.Env,
-		Files: []uintptr{f.files[0].Fd(), f.files[1].Fd(), f.files[2].Fd()}})
-	if err != nil {
-		return fail(err)
-	}
-	f.close()
-	go forwardSignals(sigs)
-	return waitCommand(pid)
+	fmt.Fprintf(f.files[2], "rein sandbox: %v\n", err)
+	return 0, 126
 }
 
 // forwardSignals passes each signal an init gets to every process of its
@@ -217,8 +288,12 @@ func forwardSignals(sigs <-chan os.Signal) {
 }
 
 // lingerMark follows an init's exit code when the command left processes
-// running, which the end of its namespace stops.
-const lingerMark = " lingered"
+// running, which the end of its namespace stops; againMark follows it
+// when the init waits for another command.
+const (
+	lingerMark = " lingered"
+	againMark  = " again"
+)
 
 // othersRunning reaps what has ended and reports whether any process the
 // command started is still running.
@@ -283,12 +358,18 @@ func mountProc() error {
 
 // dropCaps clears the ambient capabilities (which the spawner held to
 // let its inits mount /proc) and, when all is set, every other one.
+// Otherwise a command run as root keeps root's capabilities but
+// CAP_SYS_PTRACE, with which it could reach into the init, the parent
+// of the next command, despite the init being not dumpable.
 func dropCaps(all bool) error {
 	if err := unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0); err != nil {
 		return fmt.Errorf("clear ambient capabilities: %w", err)
 	}
 	if !all {
-		return nil
+		if unix.Geteuid() != 0 {
+			return nil // a command of an ordinary user gets no capabilities
+		}
+		return dropPtrace()
 	}
 	for c := 0; c <= unix.CAP_LAST_CAP; c++ {
 		if err := unix.Prctl(unix.PR_CAPBSET_DROP, uintptr(c), 0, 0, 0); err != nil && err != unix.EINVAL {
@@ -299,6 +380,24 @@ func dropCaps(all bool) error {
 	var data [2]unix.CapUserData
 	if err := unix.Capset(&hdr, &data[0]); err != nil {
 		return fmt.Errorf("drop capabilities: %w", err)
+	}
+	return nil
+}
+
+// dropPtrace takes CAP_SYS_PTRACE out of the bounding and inheritable
+// sets, so no program the init starts gains it.
+func dropPtrace() error {
+	if err := unix.Prctl(unix.PR_CAPBSET_DROP, unix.CAP_SYS_PTRACE, 0, 0, 0); err != nil {
+		return fmt.Errorf("drop CAP_SYS_PTRACE: %w", err)
+	}
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var data [2]unix.CapUserData
+	if err := unix.Capget(&hdr, &data[0]); err != nil {
+		return fmt.Errorf("read capabilities: %w", err)
+	}
+	data[unix.CAP_SYS_PTRACE/32].Inheritable &^= 1 << (unix.CAP_SYS_PTRACE % 32)
+	if err := unix.Capset(&hdr, &data[0]); err != nil {
+		return fmt.Errorf("drop CAP_SYS_PTRACE: %w", err)
 	}
 	return nil
 }

@@ -12,12 +12,15 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
 // spawner is rein's side of a sandbox started once per context: every
 // command runs in an init the spawner inside started ahead of time, in
 // a PID namespace of its own, so a command pays for a message and a
-// fork, not for a sandbox's set-up.
+// fork, not for a sandbox's set-up. An init whose command left nothing
+// behind runs the next command too: it waits, idle, for one.
 type spawner struct {
 	launch *hostProc // what runs the spawner: the Landlock helper, or bwrap under the reaper
 	ctl    *net.UnixConn
@@ -26,7 +29,8 @@ type spawner struct {
 	warm    chan *initConn // the next init, from prefetch
 	quit    chan struct{}  // closed by Close, to end prefetch
 	mu      sync.Mutex
-	pending int // inits asked for and not taken
+	pending int         // inits asked for and not taken
+	idle    []*initConn // inits that ran a command and wait for another, at most maxIdle
 	closed  bool
 	running map[*spawnedProc]struct{}
 	wg      sync.WaitGroup
@@ -71,12 +75,19 @@ func startSpawner(ps *procs, cmd *osexec.Cmd, probeDir string) (*spawner, error)
 	return s, nil
 }
 
-// initConn is an init, ready for its command, or why there is none.
+// maxIdle bounds the inits kept idle; more are closed, which ends them.
+const maxIdle = 2
+
+// initConn is an init, ready for a command, or why there is none.
 type initConn struct {
 	conn *net.UnixConn
 	pid  int
 	err  error
+	used bool // it ran a command before, and may have been ended since
 }
+
+// errStale says an idle init ended before it was handed a command.
+var errStale = errors.New("exec: the idle init has ended")
 
 // prefetch receives each init the spawner starts and waits, in warm,
 // for a command to take it; it ends (closing warm) when the spawner
@@ -122,12 +133,19 @@ func (s *spawner) receive() (in *initConn, fatal bool) {
 	return &initConn{conn: c, pid: ready.pid}, false
 }
 
-// take takes the init that is ready next, asking for one when none is
-// on its way. The next is asked for when a command ends (refill), so an
-// init starts between commands rather than during one; a command that
-// starts while another runs asks for its own.
+// take takes an idle init, or else the init that is ready next, asking
+// for one when none is on its way. The next is asked for when a command
+// ends (refill), so an init starts between commands rather than during
+// one; a command that starts while another runs and none is idle asks
+// for its own.
 func (s *spawner) take(ctx context.Context) (*initConn, error) {
 	s.mu.Lock()
+	if n := len(s.idle); n > 0 {
+		in := s.idle[n-1]
+		s.idle = s.idle[:n-1]
+		s.mu.Unlock()
+		return in, nil
+	}
 	if s.pending == 0 {
 		s.pending++
 		s.next()
@@ -185,15 +203,24 @@ func (s *spawner) start(ctx context.Context, req *StartRequest, dir string, env 
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	in, err := s.take(ctx)
-	if err != nil {
-		return nil, err
+	for {
+		in, err := s.take(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if p, err := s.hand(in, req, dir, env); err != errStale {
+			return p, err
+		}
 	}
-	return s.hand(in, req, dir, env)
 }
 
-// hand hands the init its command and asks for the next init.
+// hand hands the init its command, or says errStale when an idle init
+// has ended (killed from outside, say) and another must be taken.
 func (s *spawner) hand(in *initConn, req *StartRequest, dir string, env []string) (Process, error) {
+	if in.used && !peerOpen(in.conn) {
+		in.conn.Close()
+		return nil, errStale
+	}
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
@@ -217,35 +244,41 @@ func (s *spawner) hand(in *initConn, req *StartRequest, dir string, env []string
 		s.wg.Done()
 		return nil, fmt.Errorf("exec: start %s: %w", req.Argv[0], err)
 	}
-	p := &spawnedProc{pid: in.pid, done: make(chan struct{})}
+	p := &spawnedProc{pid: in.pid, conn: in.conn, done: make(chan struct{})}
 	s.mu.Lock()
 	s.running[p] = struct{}{}
 	if s.closed {
 		p.Signal(killSignal)
 	}
 	s.mu.Unlock()
-	go s.await(p, in.conn, io)
+	go s.await(p, in, io)
 	return p, nil
 }
 
 // await waits for the init's report of how the command ended (none
-// means a SIGKILL ended the init) and for its output.
-func (s *spawner) await(p *spawnedProc, c *net.UnixConn, io *stdio) {
+// means a SIGKILL ended the init) and for its output, and puts the init
+// back among the idle ones when it waits for another command.
+func (s *spawner) await(p *spawnedProc, in *initConn, io *stdio) {
 	defer s.wg.Done()
-	f, err := recvFrame(c)
-	c.Close()
+	f, err := recvFrame(in.conn)
 	p.code, p.err = -1, errors.New("signal: killed")
+	again := false
 	if err == nil {
-		f.close() // an init passes none; a command that took its init over might
-
-		body, lingered := strings.CutSuffix(string(f.body), lingerMark)
-		p.lingered = lingered
+		f.close() // an init passes none
+		body, ok := strings.CutSuffix(string(f.body), againMark)
+		again = ok
+		body, p.lingered = strings.CutSuffix(body, lingerMark)
 		if code, err := strconv.Atoi(body); err == nil {
 			p.code, p.err = code, nil
 			if code != 0 {
 				p.err = fmt.Errorf("exit status %d", code)
 			}
 		}
+	}
+	if p.release() && again {
+		s.putIdle(in)
+	} else {
+		in.conn.Close()
 	}
 	s.refill()
 	io.wait()
@@ -255,7 +288,21 @@ func (s *spawner) await(p *spawnedProc, c *net.UnixConn, io *stdio) {
 	close(p.done)
 }
 
-// close kills every command, ends the spawner and waits for both.
+// putIdle keeps in for a next command, or closes it (which ends it) when
+// enough are idle or the spawner is closed.
+func (s *spawner) putIdle(in *initConn) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed || len(s.idle) >= maxIdle {
+		in.conn.Close()
+		return
+	}
+	in.used = true
+	s.idle = append(s.idle, in)
+}
+
+// close kills every command, ends the idle inits and the spawner, and
+// waits for them.
 func (s *spawner) close() {
 	s.mu.Lock()
 	if s.closed {
@@ -266,6 +313,10 @@ func (s *spawner) close() {
 	for p := range s.running {
 		p.Signal(killSignal)
 	}
+	for _, in := range s.idle {
+		in.conn.Close()
+	}
+	s.idle = nil
 	s.mu.Unlock()
 	close(s.quit)
 	s.ctl.Close()
@@ -280,18 +331,59 @@ func (s *spawner) close() {
 }
 
 // spawnedProc is a command a spawner's init runs; the init leads its
-// process group, and pid is the init's pid as rein sees it.
+// process group, and pid is the init's pid as rein sees it (the same for
+// the commands an init runs one after another).
 type spawnedProc struct {
 	pid      int
+	conn     *net.UnixConn // the init's socket, which carries signals
 	done     chan struct{}
 	code     int
 	err      error
 	lingered bool // the command left processes running; set before done closes
+
+	mu       sync.Mutex // orders each signal before the release
+	released bool       // the init reported the end: signals reach no one now
+	killed   bool       // SIGKILL was sent to the init, which is not to run another command
 }
 
-func (p *spawnedProc) Pid() int                   { return p.pid }
-func (p *spawnedProc) Done() <-chan struct{}      { return p.done }
-func (p *spawnedProc) Signal(sig os.Signal) error { return signalPid(p.pid, sig) }
+func (p *spawnedProc) Pid() int              { return p.pid }
+func (p *spawnedProc) Done() <-chan struct{} { return p.done }
+
+// Signal passes sig to the command's processes: SIGKILL kills the init
+// and with it its namespace; other signals travel as a frame on the
+// init's socket, which the init passes on while the command runs. Once
+// the init has reported the command's end, signals go nowhere, so none
+// can reach a command the init runs next.
+func (p *spawnedProc) Signal(sig os.Signal) error {
+	s, ok := sig.(syscall.Signal)
+	if !ok {
+		return signalPid(p.pid, sig) // says it cannot be sent
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	switch {
+	case p.released:
+		return nil
+	case s == syscall.SIGKILL || s == 0:
+		p.killed = p.killed || s == syscall.SIGKILL
+		return signalPid(p.pid, s)
+	}
+	err := sendFrame(p.conn, signalMessage(s))
+	if errors.Is(err, syscall.EPIPE) || errors.Is(err, syscall.ECONNRESET) {
+		return nil // the init has ended
+	}
+	return err
+}
+
+// release records that the init reported the command's end, after
+// which Signal sends nothing, and reports whether the init may run
+// another command (no SIGKILL was sent to it).
+func (p *spawnedProc) release() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.released = true
+	return !p.killed
+}
 
 // Alive reports whether the command's processes are still running. Once
 // the command has ended, the init that ran it does not count: only what
@@ -331,4 +423,20 @@ func (t *headBuffer) String() string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return string(t.b)
+}
+
+// peerOpen reports whether the other end of c is still open: an idle
+// init's socket reads end-of-file once the init has ended.
+func peerOpen(c *net.UnixConn) bool {
+	raw, err := c.SyscallConn()
+	if err != nil {
+		return false
+	}
+	open := false
+	raw.Read(func(fd uintptr) bool {
+		n, _, err := unix.Recvfrom(int(fd), make([]byte, 1), unix.MSG_PEEK|unix.MSG_DONTWAIT)
+		open = err == unix.EAGAIN || n > 0
+		return true
+	})
+	return open
 }

@@ -46,21 +46,8 @@ func TestSandboxCommandsApart(t *testing.T) {
 	for name, c := range sandboxes(t, exec.SandboxOptions{Workspace: ws}) {
 		t.Run(name, func(t *testing.T) {
 			marker := fmt.Sprintf("71.%d%d", os.Getpid(), time.Now().UnixNano()%1000)
-			r, w, err := os.Pipe()
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer r.Close()
-			long, err := c.Start(context.Background(), &exec.StartRequest{Argv: []string{"/bin/sh", "-c", "echo up; exec sleep " + marker},
-				Dir: ws, Env: []string{"PATH=/usr/bin:/bin"}, Stdout: w})
-			w.Close()
-			if err != nil {
-				t.Fatal(err)
-			}
+			long := startUp(t, c, ws, "exec sleep "+marker)
 			defer long.Signal(os.Kill)
-			if n, _ := r.Read(make([]byte, 8)); n == 0 {
-				t.Fatal("the first command did not start")
-			}
 			var out bytes.Buffer
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()

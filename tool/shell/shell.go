@@ -106,7 +106,7 @@ type Shell struct {
 
 	mu      sync.Mutex
 	tasks   map[string]*task
-	fg      map[int]chan struct{} // running foreground commands by process group id
+	fg      map[chan struct{}]struct{} // closed to stop each running foreground command (not keyed by pid: commands a sandbox runs one after another share one)
 	order   []string
 	exits   []TaskExit
 	closed  bool
@@ -136,7 +136,7 @@ func New(opts *Options) *Shell {
 	if o.OutputLimit <= 0 {
 		o.OutputLimit = 30_000
 	}
-	s := &Shell{o: o, tasks: make(map[string]*task), fg: make(map[int]chan struct{}), log: o.Logger}
+	s := &Shell{o: o, tasks: make(map[string]*task), fg: make(map[chan struct{}]struct{}), log: o.Logger}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
@@ -204,9 +204,9 @@ func (s *Shell) Close() error {
 	defer s.closeMu.Unlock()
 	s.mu.Lock()
 	s.closed = true
-	for pgid, stop := range s.fg {
+	for stop := range s.fg {
 		close(stop)
-		delete(s.fg, pgid)
+		delete(s.fg, stop)
 	}
 	var running []*task
 	for _, id := range s.order {
@@ -402,14 +402,13 @@ func (s *Shell) run(ctx context.Context, command string, limit time.Duration) (*
 		s.mu.Unlock()
 		return tool.Errorf("could not start %s: %v", s.shell, err), nil
 	}
-	pgid := proc.Pid()
 	stopped := make(chan struct{}) // closed by Close to stop this command
-	s.fg[pgid] = stopped
+	s.fg[stopped] = struct{}{}
 	s.wg.Add(1)
 	s.mu.Unlock()
 	defer func() {
 		s.mu.Lock()
-		delete(s.fg, pgid)
+		delete(s.fg, stopped)
 		s.mu.Unlock()
 		s.wg.Done()
 	}()

@@ -202,6 +202,15 @@ func start(t *testing.T, c exec.Context, ws, script string) exec.Process {
 // run runs a shell script to its end and returns its output.
 func run(t *testing.T, c exec.Context, ws string, env []string, script string) (stdout, stderr string, code int) {
 	t.Helper()
+	_, stdout, stderr, code = Script(t, c, ws, env, script)
+	return stdout, stderr, code
+}
+
+// Script runs a shell script in c, in the directory ws with env (nil: a
+// PATH of /usr/bin and /bin), waits for its end (failing t after 20s),
+// and returns its process, its output and its exit code.
+func Script(t *testing.T, c exec.Context, ws string, env []string, script string) (p exec.Process, stdout, stderr string, code int) {
+	t.Helper()
 	var o, e bytes.Buffer
 	if env == nil {
 		env = []string{"PATH=/usr/bin:/bin"}
@@ -217,7 +226,7 @@ func run(t *testing.T, c exec.Context, ws string, env []string, script string) (
 		t.Fatalf("%q did not end within 20s", script)
 	}
 	code, _ = p.Wait()
-	return o.String(), e.String(), code
+	return p, o.String(), e.String(), code
 }
 
 // waitGone waits (bounded) until no process of p's group is left.
