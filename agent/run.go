@@ -347,20 +347,21 @@ func (r *runState) flush() bool {
 	return true
 }
 
-// keep remembers written events for the Result.
+// keep remembers written events for the Result. They are never changed
+// once written (see logWriter.grow), so it keeps them where they are: a
+// batch that follows the last one in the same block extends it.
 func (r *runState) keep(batch []session.Event) {
-	const chunk = 256
-	for len(batch) > 0 {
-		n := len(r.events)
-		if n == 0 || len(r.events[n-1]) == cap(r.events[n-1]) {
-			r.events = append(r.events, make([]session.Event, 0, chunk))
-			n++
-		}
-		last := &r.events[n-1]
-		k := min(cap(*last)-len(*last), len(batch))
-		*last = append(*last, batch[:k]...)
-		batch = batch[k:]
+	if len(batch) == 0 {
+		return
 	}
+	if n := len(r.events); n > 0 {
+		last := r.events[n-1]
+		if k := len(last); k < cap(last) && &last[:k+1][k] == &batch[0] {
+			r.events[n-1] = last[:k+len(batch)]
+			return
+		}
+	}
+	r.events = append(r.events, batch)
 }
 
 // drain gives written events to the sink, outside the log lock.
