@@ -201,8 +201,7 @@ func (s *MemStore) append(ctx context.Context, id ID, events []Event, clone bool
 	return nil
 }
 
-// add stores a checked batch. The list grows by doubling, so a long
-// session rewrites its headers a few times over, not a dozen.
+// add stores a checked batch.
 func (ss *memSession) add(events []Event) {
 	if n := len(ss.batches); n > 0 {
 		last := ss.batches[n-1]
@@ -211,10 +210,7 @@ func (ss *memSession) add(events []Event) {
 			return
 		}
 	}
-	if len(ss.batches) == cap(ss.batches) {
-		ss.batches = slices.Grow(ss.batches, max(len(ss.batches), 4))
-	}
-	ss.batches = append(ss.batches, events)
+	ss.batches = push(ss.batches, events)
 }
 
 // Events yields deep copies of the events of id with seq > afterSeq. It
