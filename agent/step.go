@@ -156,11 +156,12 @@ func (r *runState) prepare() (*llm.Request, *turnEnd) {
 }
 
 // closeStep runs the step-end chain and queues the step's end; it
-// returns the turn's end, if this step ends it. The end of a step that
-// ran tools (and its last results) is written with what follows it
-// before anything else runs: the next step's start, or the turn's end,
-// one write a step fewer. An answer's step is written at once: the
-// finalize chain and the output check act on it.
+// returns the turn's end, if this step ends it. A step that ran tools is
+// not written on its own: its last results and its end go with the next
+// write, the next step's start (after what the boundary delivers) or the
+// turn's end, so a step costs two writes. Nobody has seen them before
+// that write (observers get events once written). An answer's step is
+// written at once: the finalize chain and the output check act on it.
 func (r *runState) closeStep(msg *llm.Message, u llm.Usage, finish llm.FinishReason, abort *turnEnd, ranTools bool) *turnEnd {
 	var sout hook.StepEndOutcome
 	var serr error
