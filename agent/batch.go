@@ -130,6 +130,7 @@ func (p *pipeline) newBatch(parts []llm.Part) *batch {
 			n++
 		}
 	}
+	p.ctl.nextBatch()
 	b := &p.bat
 	if p.leaked {
 		b = &batch{}

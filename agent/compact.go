@@ -356,7 +356,16 @@ type compactState struct {
 // threshold.
 func (r *runState) compactIfDue() {
 	a := r.a
-	if at := a.compactAt(); at > 0 && !r.compact.off && a.requestTokens() >= max(at, r.compact.retryAt) {
+	at := a.compactAt()
+	if at <= 0 || r.compact.off {
+		return
+	}
+	due := max(at, r.compact.retryAt)
+	if a.requestTokens()+r.w.pendingTokens() < due {
+		return
+	}
+	// The check and the summary see the whole of the last step.
+	if r.flush() && a.requestTokens() >= due {
 		r.autoCompact(false)
 	}
 }

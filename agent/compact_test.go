@@ -460,3 +460,31 @@ func TestSteerDuringLongToolRecordsNoRepair(t *testing.T) {
 		t.Errorf("second request = %v", got)
 	}
 }
+
+// A result that takes the history over the threshold is compacted before
+// the next request, though the step that holds it is written with the
+// next step's start: the check counts what is still to be written. So no
+// request before the first summary holds messages over the threshold.
+func TestCompactAutoRightAfterTheResultThatCrosses(t *testing.T) {
+	const threshold = 8000 // 80% of the window less the reserve
+	l := &loopModel{steps: 12}
+	h := newHarness(t, &agent.Options{
+		Tools:         []tool.Tool{fetchTool(4000)}, // about 1,000 tokens a result
+		ContextWindow: 11000, OutputReserve: 1000,
+		Compaction: &agent.CompactionOptions{KeepSteps: 2},
+	}, l.script(40)...)
+	if res := h.run("fetch the pages"); res.Text != "done" {
+		t.Fatalf("text = %q", res.Text)
+	}
+	if comps := compactions(h.events()); len(comps) == 0 {
+		t.Fatal("no compaction")
+	}
+	for i, req := range h.m.Requests() {
+		if isSummary(req) {
+			break
+		}
+		if n := agent.EstimateTokens(req.Messages); n >= threshold {
+			t.Errorf("request %d went out with %d tokens of messages, over the threshold %d", i, n, threshold)
+		}
+	}
+}

@@ -31,7 +31,8 @@ type control struct {
 	injects     []queued
 	lateInjects []queued // sent while the turn ended: recorded after it
 	running     map[llm.CallID]*callState
-	settled     map[llm.CallID]bool
+	settled     map[llm.CallID]bool        // calls of this batch and the last with their result final
+	finished    func(llm.CallID) bool      // whether the run wrote a result for a call (earlier batches)
 	parked      map[llm.CallID]string      // cancels of calls not started yet
 	kick        chan struct{}              // wakes a batch waiting for its calls
 	mu          *sync.Mutex                // the agent's
@@ -65,7 +66,7 @@ func (c *control) kickLocked() {
 // cancelToolLocked cancels one call: now when it runs, when it starts
 // when it has not.
 func (c *control) cancelToolLocked(id llm.CallID, reason string) error {
-	if c.settled[id] {
+	if c.settled[id] || (c.running[id] == nil && c.finished != nil && c.finished(id)) {
 		return ErrCallFinished
 	}
 	s, ok := c.running[id]
@@ -117,6 +118,15 @@ func (c *control) reason(s *callState) string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return s.cancelReason
+}
+
+// nextBatch forgets the settled calls of the batch before the last: the
+// step between wrote their results, so finished finds them. The set stays
+// the size of a batch, not of the run.
+func (c *control) nextBatch() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	clear(c.settled)
 }
 
 // settle notes that a call's result is final.

@@ -353,6 +353,30 @@ func TestB24_CancelFinishedCallSaysSo(t *testing.T) {
 	})
 }
 
+func TestB24_CancelCallOfEarlierStepSaysSo(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b := newGateTool("b")
+		h := newHarness(t, &agent.Options{Tools: []tool.Tool{echoTool(), b}},
+			llmtest.CallTool("c1", "echo", `{"text":"x"}`), llmtest.CallTool("c2", "echo", `{"text":"y"}`),
+			llmtest.CallTool("c3", "b", `{}`), llmtest.Reply("ok"))
+		done := h.runAsync("go")
+		waitStarted(t, b.started)
+		for _, id := range []llm.CallID{"c1", "c2"} {
+			if err := h.a.CancelTool(id, "late"); !errors.Is(err, agent.ErrCallFinished) {
+				t.Errorf("CancelTool of %s, a call of an earlier step = %v", id, err)
+			}
+		}
+		if err := h.a.CancelTool("c9", "early"); err != nil {
+			t.Errorf("CancelTool of a call not made yet = %v", err)
+		}
+		close(b.release)
+		<-done
+		if got := resultText(results(h.events())["c3"]); got == "" {
+			t.Error("c3 has no result")
+		}
+	})
+}
+
 func TestB25_SteerAndFollowUpRefusedAfterCancel(t *testing.T) {
 	h, g, done := cancelStubborn(t, "work", 5*time.Second)
 	if h.a.Steer(text("x")) || h.a.FollowUp(text("y")) {

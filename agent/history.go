@@ -80,6 +80,18 @@ func (w *logWriter) tokens() int64 {
 	return w.hist.tokens()
 }
 
+// pendingTokens estimates what the events not yet written add to the
+// derived history once they are.
+func (w *logWriter) pendingTokens() int64 {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var n int64
+	for i := range w.pending {
+		n += estimateEvent(w.pending[i].Data)
+	}
+	return n
+}
+
 // elided counts the results elided to fit the window.
 func (w *logWriter) elided() int {
 	w.mu.Lock()

@@ -134,14 +134,30 @@ func (w *logWriter) emit(turn session.TurnID, run session.RunID, p session.Paylo
 }
 
 func (w *logWriter) emitLocked(turn session.TurnID, run session.RunID, p session.Payload) {
+	if len(w.pending) == cap(w.pending) {
+		w.grow()
+	}
 	w.seq++
 	w.pending = append(w.pending, session.Event{Seq: w.seq, Time: w.now(), Session: w.sid, Turn: turn, Run: run, ParentRun: w.parent, Agent: w.agent, Data: p})
+}
+
+// grow moves what is pending to a new block. Events are queued in blocks
+// that are never written again once a flush has handed their events
+// over, so the store, the history and the run's Result share them
+// without a copy.
+func (w *logWriter) grow() {
+	const first, most = 16, 256
+	n := min(max(2*cap(w.pending), first), most)
+	n = max(n, len(w.pending)+1)
+	next := make([]session.Event, len(w.pending), n)
+	copy(next, w.pending)
+	w.pending = next
 }
 
 // flush appends the pending events in one write, then folds them into the
 // history and publishes them. ctx should not be cancelled with the run:
 // the closing events of a cancelled turn must still be written. It calls
-// then, when set, with the events written (valid until the next flush)
+// then, when set, with the events written (never changed afterwards)
 // before the lock is released. On failure nothing is kept and seq rolls
 // back.
 func (w *logWriter) flush(ctx context.Context, then func([]session.Event)) error {
@@ -151,11 +167,14 @@ func (w *logWriter) flush(ctx context.Context, then func([]session.Event)) error
 		return nil
 	}
 	batch := w.pending
-	w.pending = w.pending[:0]
 	if err := w.append(ctx, batch); err != nil {
+		w.pending = batch[:0] // nobody kept them
 		w.seq = batch[0].Seq - 1
 		return fmt.Errorf("agent: append to session %s: %w", w.sid, err)
 	}
+	// The next events go after these in the same block: what was
+	// written is handed over and never changed.
+	w.pending = batch[len(batch):]
 	w.hist.Add(batch...)
 	for i := range batch {
 		w.tail.track(&batch[i])

@@ -60,7 +60,7 @@ func (r *runState) tryTarget(req *llm.Request, ov *overflow) (*llm.Assembler, mo
 		asm.Reset()
 		asm.IDPrefix, asm.Provenance = "", r.provs[r.target]
 		r.watchBefore(req)
-		err := r.stream(req, asm)
+		err := r.stream(req)
 		// A failed attempt's partial usage is judged too; a zero one
 		// (nothing reported) is ignored by the watcher.
 		r.watchAfter(asm.Usage())
@@ -146,49 +146,61 @@ func bit(i int) uint64 {
 	return 1 << uint(i)
 }
 
-// stream plays one attempt into asm, giving deltas to the sink.
-func (r *runState) stream(req *llm.Request, asm *llm.Assembler) error {
-	var calls, named uint64 // tool-call block indexes seen, and those given an id
-	defer func() {
-		// Calls that came without an id get synthetic ones unique to the step.
-		if calls&^named != 0 || calls&(1<<63) != 0 {
-			asm.IDPrefix = string(r.turn) + "_" + itoa(r.step)
+// stream plays one attempt into the run's assembler, giving deltas to the
+// sink.
+func (r *runState) stream(req *llm.Request) error {
+	r.seen, r.streamErr = seenCalls{}, nil
+	if r.onChunk == nil {
+		r.onChunk = r.chunk // once a run: a method value is an allocation
+	}
+	r.models[r.target].Stream(r.ctx, req)(r.onChunk)
+	err := r.streamErr
+	if err == nil && !r.asm.Finished() {
+		if err = r.ctx.Err(); err == nil {
+			t := r.a.targets[r.target]
+			err = &llm.ProviderError{Kind: llm.ErrTransport, Provider: t.Provider, Message: "the response stream ended without a finish"}
 		}
-	}()
-	for c, err := range r.models[r.target].Stream(r.ctx, req) {
-		if err != nil {
-			return err
-		}
-		switch c := c.(type) {
-		case *llm.BlockStart:
-			if c.Kind == llm.BlockToolCall {
-				calls |= bit(c.Index)
-				if c.ID != "" {
-					named |= bit(c.Index)
-				}
-			}
-		case *llm.ToolCallDelta:
-			calls |= bit(c.Index)
+	}
+	// Calls that came without an id get synthetic ones unique to the step.
+	if r.seen.calls&^r.seen.named != 0 || r.seen.calls&(1<<63) != 0 {
+		r.asm.IDPrefix = string(r.turn) + "_" + itoa(r.step)
+	}
+	return err
+}
+
+// seenCalls are the tool-call block indexes of a response, and those
+// given an id.
+type seenCalls struct{ calls, named uint64 }
+
+// chunk takes one chunk of the stream; false (with the stream's error
+// kept) stops it.
+func (r *runState) chunk(c llm.Chunk, err error) bool {
+	if err != nil {
+		r.streamErr = err
+		return false
+	}
+	switch c := c.(type) {
+	case *llm.BlockStart:
+		if c.Kind == llm.BlockToolCall {
+			r.seen.calls |= bit(c.Index)
 			if c.ID != "" {
-				named |= bit(c.Index)
+				r.seen.named |= bit(c.Index)
 			}
 		}
-		r.meter.chunk(r.a.opts.Now)
-		asm.Add(c)
-		if r.listened() {
-			if d, ok := deltaOf(c); ok {
-				r.transient(&session.AssistantChunk{Step: r.step, Deltas: []session.ChunkDelta{d}})
-			}
+	case *llm.ToolCallDelta:
+		r.seen.calls |= bit(c.Index)
+		if c.ID != "" {
+			r.seen.named |= bit(c.Index)
 		}
 	}
-	if !asm.Finished() {
-		if err := r.ctx.Err(); err != nil {
-			return err
+	r.meter.chunk(r.a.opts.Now)
+	r.asm.Add(c)
+	if r.listened() {
+		if d, ok := deltaOf(c); ok {
+			r.transient(&session.AssistantChunk{Step: r.step, Deltas: []session.ChunkDelta{d}})
 		}
-		t := r.a.targets[r.target]
-		return &llm.ProviderError{Kind: llm.ErrTransport, Provider: t.Provider, Message: "the response stream ended without a finish"}
 	}
-	return nil
+	return true
 }
 
 // deltaOf is the transient delta a stream chunk is shown as.

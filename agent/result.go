@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -66,14 +67,7 @@ func (r *runState) result(reason session.EndReason, cause string) *Result {
 		ByModel: make(map[string]ModelUsage, len(m.byModel)), TTFT: m.ttft,
 		Duration: r.a.opts.Now().Sub(m.started),
 	}
-	n := 0
-	for _, c := range r.events {
-		n += len(c)
-	}
-	res.Events = make([]session.Event, 0, n)
-	for _, c := range r.events {
-		res.Events = append(res.Events, c...)
-	}
+	res.Events = r.allEvents()
 	if r.hasFinal {
 		msg := r.final
 		res.Message, res.Text = &msg, msg.Text()
@@ -85,6 +79,24 @@ func (r *runState) result(reason session.EndReason, cause string) *Result {
 	res.Total = totalOf(res.Usage, res.Cost, res.ByModel, res.Children)
 	r.ctl.charged.addTo(&res.Total)
 	return res
+}
+
+// allEvents returns the run's events in one slice: the kept block itself
+// when they are in one (clipped, so an append by the caller cannot write
+// into the block), else a copy.
+func (r *runState) allEvents() []session.Event {
+	if len(r.events) == 1 {
+		return slices.Clip(r.events[0])
+	}
+	n := 0
+	for _, c := range r.events {
+		n += len(c)
+	}
+	out := make([]session.Event, 0, n)
+	for _, c := range r.events {
+		out = append(out, c...)
+	}
+	return out
 }
 
 // meter counts a run's steps, usage and cost.

@@ -28,6 +28,11 @@ type runState struct {
 	chain hook.Chain
 	sink  sink
 	fatal error // a failed write: the run stops
+	// The response being streamed: its calls, the stream's error, and
+	// the function that takes its chunks.
+	seen      seenCalls
+	streamErr error
+	onChunk   func(llm.Chunk, error) bool
 
 	models   []llm.Model // the targets' clients, with the chain's model middleware
 	target   int
@@ -197,6 +202,7 @@ func (a *Agent) newRun(ctx context.Context, req *RunRequest, fn func(session.Eve
 	r := &runState{a: a, w: a.w, ctl: newControl(cancel, &a.mu), id: session.RunID(a.opts.NewID()), sid: a.w.session(),
 		sink: sink{fn: fn, children: req.Children}, maxSteps: a.maxSteps, meter: newMeter(a.opts.Now())}
 	r.ctl.injects, r.ctl.steers, a.carried = a.carried.injects, a.carried.steers, carried{}
+	r.ctl.finished = r.wroteResult
 	r.ctx = withRun(hook.WithNotes(rctx, func(d *session.HookDecision) { r.emit(d) }), r)
 	r.wctx = context.WithoutCancel(r.ctx)
 	if req.MaxSteps > 0 {
@@ -260,7 +266,10 @@ func (r *runState) recovered(res **Result, err *error) {
 	if r.resumed {
 		evs, _ = r.w.openEvents(r.wctx) // the turn started in another run
 	}
-	r.keep(r.w.discard(r.wctx, evs))
+	fix := r.w.discard(r.wctx, evs)
+	r.w.mu.Lock() // wroteResult reads the kept events under it
+	r.keep(fix)
+	r.w.mu.Unlock()
 	*res = r.result(session.EndInterrupted, "")
 	*err = &TurnError{Reason: session.EndInterrupted, Code: "panic", Err: fmt.Errorf("agent: the loop panicked: %v", v)}
 }
@@ -347,20 +356,38 @@ func (r *runState) flush() bool {
 	return true
 }
 
-// keep remembers written events for the Result.
+// keep remembers written events for the Result. They are never changed
+// once written (see logWriter.grow), so it keeps them where they are: a
+// batch that follows the last one in the same block extends it.
 func (r *runState) keep(batch []session.Event) {
-	const chunk = 256
-	for len(batch) > 0 {
-		n := len(r.events)
-		if n == 0 || len(r.events[n-1]) == cap(r.events[n-1]) {
-			r.events = append(r.events, make([]session.Event, 0, chunk))
-			n++
-		}
-		last := &r.events[n-1]
-		k := min(cap(*last)-len(*last), len(batch))
-		*last = append(*last, batch[:k]...)
-		batch = batch[k:]
+	if len(batch) == 0 {
+		return
 	}
+	if n := len(r.events); n > 0 {
+		last := r.events[n-1]
+		if k := len(last); k < cap(last) && &last[:k+1][k] == &batch[0] {
+			r.events[n-1] = last[:k+len(batch)]
+			return
+		}
+	}
+	r.events = append(r.events, batch)
+}
+
+// wroteResult reports whether the run wrote a result for call id. It
+// reads the kept events under the log's lock, which keep runs under: a
+// host cancelling a call is rare, so a scan costs less than a set every
+// call of the run joins.
+func (r *runState) wroteResult(id llm.CallID) bool {
+	r.w.mu.Lock()
+	defer r.w.mu.Unlock()
+	for _, c := range r.events {
+		for i := range c {
+			if res, ok := c[i].Data.(*session.ToolResult); ok && res.CallID == id {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // drain gives written events to the sink, outside the log lock.

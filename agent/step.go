@@ -91,7 +91,7 @@ func (r *runState) answer(msg *llm.Message, u llm.Usage, finish llm.FinishReason
 			return abort // the step stays open
 		}
 	}
-	if end := r.closeStep(msg, u, finish, abort); end != nil || hasCalls {
+	if end := r.closeStep(msg, u, finish, abort, hasCalls); end != nil || hasCalls {
 		return end
 	}
 	return r.answered(msg)
@@ -155,9 +155,14 @@ func (r *runState) prepare() (*llm.Request, *turnEnd) {
 	return out.Request, nil
 }
 
-// closeStep runs the step-end chain and writes the step's end, a
-// durability point; it returns the turn's end, if this step ends it.
-func (r *runState) closeStep(msg *llm.Message, u llm.Usage, finish llm.FinishReason, abort *turnEnd) *turnEnd {
+// closeStep runs the step-end chain and queues the step's end; it
+// returns the turn's end, if this step ends it. A step that ran tools is
+// not written on its own: its last results and its end go with the next
+// write, the next step's start (after what the boundary delivers) or the
+// turn's end, so a step costs two writes. Nobody has seen them before
+// that write (observers get events once written). An answer's step is
+// written at once: the finalize chain and the output check act on it.
+func (r *runState) closeStep(msg *llm.Message, u llm.Usage, finish llm.FinishReason, abort *turnEnd, ranTools bool) *turnEnd {
 	var sout hook.StepEndOutcome
 	var serr error
 	if r.chain.Has(hook.StepEnd) {
@@ -165,7 +170,9 @@ func (r *runState) closeStep(msg *llm.Message, u llm.Usage, finish llm.FinishRea
 		sout, serr = hook.StepEnd.Run(r.ctx, r.chain, in)
 	}
 	r.emit(&session.StepEnd{Step: r.step, Usage: u, Finish: finish})
-	r.flush()
+	if !ranTools {
+		r.flush()
+	}
 	switch {
 	case r.fatal != nil:
 		return errorEnd("", nil)

@@ -145,7 +145,7 @@ func (d *Deriver) Add(events ...Event) {
 		if !ok {
 			continue
 		}
-		d.items = append(d.items, it)
+		d.items = push(d.items, it)
 		if !rebuild && !d.hidden(it.seq) {
 			d.apply(&d.items[len(d.items)-1])
 		}
@@ -237,7 +237,7 @@ func (d *Deriver) apply(it *item) {
 		d.closeCalls()
 		d.materialize()
 		d.hasGrp = false
-		d.out = append(d.out, llm.Message{Role: llm.RoleAssistant, Parts: it.parts, Provenance: it.prov})
+		d.out = push(d.out, llm.Message{Role: llm.RoleAssistant, Parts: it.parts, Provenance: it.prov})
 		d.calls = it.calls
 		clear(d.answers)
 		d.answers = append(d.answers[:0], make([]*llm.ToolResult, len(it.calls))...)
@@ -293,7 +293,7 @@ func (d *Deriver) materialize() {
 		return
 	}
 	d.hasGrp, d.grp = true, len(d.out)
-	d.out = append(d.out, llm.Message{Role: llm.RoleUser, Parts: parts})
+	d.out = push(d.out, llm.Message{Role: llm.RoleUser, Parts: parts})
 }
 
 // toItem renders the events that shape the view, renaming repeated call

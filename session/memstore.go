@@ -9,6 +9,7 @@ import (
 	"iter"
 	"maps"
 	"slices"
+	"sort"
 	"strconv"
 	"sync"
 	"time"
@@ -81,9 +82,14 @@ type MemStore struct {
 }
 
 type memSession struct {
-	info   Info
-	events []Event
-	subs   map[*memSub]struct{}
+	info Info
+	// batches are the appended events in seq order, in the slices they
+	// came in; a batch handed over right after the last one in the same
+	// array extends it. Only the last batch's header ever changes and
+	// the list is only appended to, so a reader that copies the last
+	// header under the lock may keep the rest after it is released.
+	batches [][]Event
+	subs    map[*memSub]struct{}
 }
 
 type memSub struct{ ch chan struct{} }
@@ -150,7 +156,8 @@ func (s *MemStore) Append(ctx context.Context, id ID, events ...Event) error {
 }
 
 // AppendOwned is Append without the copy: the store keeps the events it
-// is given, which the caller must not modify afterwards.
+// is given, in the slice it is given, which the caller must not modify
+// (nor reuse) afterwards.
 func (s *MemStore) AppendOwned(ctx context.Context, id ID, events ...Event) error {
 	return s.append(ctx, id, events, false)
 }
@@ -171,14 +178,18 @@ func (s *MemStore) append(ctx context.Context, id ID, events []Event, clone bool
 	if err := CheckAppend(id, ss.info.LastSeq, events); err != nil {
 		return err
 	}
-	for _, e := range events {
-		if clone {
-			e = e.Clone()
+	if clone {
+		kept := make([]Event, len(events))
+		for i := range events {
+			kept[i] = events[i].Clone()
 		}
-		e.Session = id
-		ss.events = append(ss.events, e)
+		events = kept
 	}
-	last := &ss.events[len(ss.events)-1]
+	for i := range events {
+		events[i].Session = id
+	}
+	ss.add(events)
+	last := &events[len(events)-1]
 	ss.info.LastSeq = last.Seq
 	ss.info.Updated = last.Time
 	for sub := range ss.subs {
@@ -190,6 +201,18 @@ func (s *MemStore) append(ctx context.Context, id ID, events []Event, clone bool
 	return nil
 }
 
+// add stores a checked batch.
+func (ss *memSession) add(events []Event) {
+	if n := len(ss.batches); n > 0 {
+		last := ss.batches[n-1]
+		if k := len(last); k < cap(last) && &last[:k+1][k] == &events[0] {
+			ss.batches[n-1] = last[:k+len(events)]
+			return
+		}
+	}
+	ss.batches = push(ss.batches, events)
+}
+
 // Events yields deep copies of the events of id with seq > afterSeq. It
 // sees the events appended before it started; appends during the
 // iteration are not waited for.
@@ -197,29 +220,51 @@ func (s *MemStore) Events(ctx context.Context, id ID, afterSeq int64) iter.Seq2[
 	return func(yield func(Event, error) bool) {
 		s.mu.RLock()
 		ss, err := s.lookup(id)
-		var events []Event
-		if err == nil {
-			events = ss.events // appended-to only, so this prefix never changes
+		var tail []Event
+		var batches [][]Event
+		if err == nil && len(ss.batches) > 0 {
+			// Appended-to only, and only the last batch's header
+			// changes: that one is copied, the rest kept as they are.
+			n := len(ss.batches)
+			batches, tail = ss.batches[:n-1], ss.batches[n-1]
 		}
 		s.mu.RUnlock()
 		if err != nil {
 			yield(Event{}, err)
 			return
 		}
-		start := 0
-		if afterSeq > 0 {
-			start = int(min(afterSeq, int64(len(events))))
+		// The first batch holding an event after afterSeq: seqs run
+		// 1, 2, … without gaps across the batches.
+		b := sort.Search(len(batches), func(i int) bool {
+			last := batches[i]
+			return last[len(last)-1].Seq > afterSeq
+		})
+		for _, batch := range batches[b:] {
+			if !yieldAfter(ctx, batch, afterSeq, yield) {
+				return
+			}
 		}
-		for _, e := range events[start:] {
-			if err := ctx.Err(); err != nil {
-				yield(Event{}, err)
-				return
-			}
-			if !yield(e.Clone(), nil) {
-				return
-			}
+		yieldAfter(ctx, tail, afterSeq, yield)
+	}
+}
+
+// yieldAfter yields deep copies of the events of batch with seq >
+// afterSeq; false when the iteration should stop.
+func yieldAfter(ctx context.Context, batch []Event, afterSeq int64, yield func(Event, error) bool) bool {
+	if len(batch) == 0 {
+		return true
+	}
+	from := min(max(afterSeq-batch[0].Seq+1, 0), int64(len(batch)))
+	for i := range batch[from:] {
+		if err := ctx.Err(); err != nil {
+			yield(Event{}, err)
+			return false
+		}
+		if !yield(batch[from+int64(i)].Clone(), nil) {
+			return false
 		}
 	}
+	return true
 }
 
 // Info describes session id.

@@ -2,6 +2,7 @@ package cachewatch
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"unsafe"
 
@@ -222,6 +223,11 @@ func (w *Watcher) diffMessages(msgs []llm.Message, d *Diff) {
 		}
 		clear(w.msgs[n:])
 		w.msgs = w.msgs[:n]
+	}
+	if n > cap(w.msgs) {
+		// Doubling, where append grows a long slice by a quarter: the
+		// records are rewritten a few times over, not a dozen.
+		w.msgs = slices.Grow(w.msgs, max(n, 2*cap(w.msgs))-len(w.msgs))
 	}
 	for i := prev; i < n; i++ {
 		m := &msgs[i]
