@@ -8,6 +8,7 @@ import (
 	"github.com/reinhq/rein/llm"
 	"github.com/reinhq/rein/session"
 	"github.com/reinhq/rein/tool"
+	"github.com/reinhq/rein/tool/todo"
 )
 
 var errSuspended = errors.New("agent: the turn was suspended")
@@ -63,6 +64,23 @@ func (b *batch) log(s *callState) {
 	}
 	s.logged = true
 	b.run.emit(&session.ToolResult{CallID: s.call.ID, Name: s.call.Name, Parts: s.res.Parts, IsError: s.res.IsError, Code: s.code, Outcome: s.outcome, Duration: s.dur, Interrupted: s.interrupted})
+	if plan := planOf(s.res); plan != nil {
+		b.run.emit(plan)
+	}
+}
+
+// planOf is the todo.write a result of the todo tool records: the list as
+// the write left it; nil for any other result.
+func planOf(res *tool.Result) *session.TodoWrite {
+	items, ok := res.Meta[todo.MetaKey].([]todo.Item)
+	if !ok || res.IsError {
+		return nil
+	}
+	plan := &session.TodoWrite{Items: make([]session.TodoItem, len(items))}
+	for i, it := range items {
+		plan.Items[i] = session.TodoItem{ID: it.ID, Content: it.Content, Status: it.Status}
+	}
+	return plan
 }
 
 // restore takes a call of a resumed step from its records. It reports
