@@ -99,6 +99,9 @@ func New(opts *Options) (*Model, error) {
 		option.WithoutEnvironmentDefaults(),
 		option.WithAPIKey(o.APIKey),
 		option.WithMaxRetries(0),
+		// Requests sent through Client.Post have no SDK span; this spares
+		// each one the look-up of a tracer it would not use.
+		option.WithOpenTelemetryTraces(false),
 	}
 	if o.BaseURL != "" {
 		ropts = append(ropts, option.WithBaseURL(strings.TrimRight(o.BaseURL, "/")+"/"))
