@@ -307,34 +307,9 @@ func (s *scan) skipValue(depth int) bool {
 		s.i = end
 		return true
 	case c == '{':
-		s.i++
-		for first := true; ; first = false {
-			s.space()
-			if s.i < len(s.b) && s.b[s.i] == '}' {
-				s.i++
-				return true
-			}
-			if !first {
-				if s.i >= len(s.b) || s.b[s.i] != ',' {
-					return false
-				}
-				s.i++
-				s.space()
-			}
-			end, ok := s.stringEnd()
-			if !ok || !json.Valid(s.b[s.i:end]) {
-				return false
-			}
-			s.i = end
-			s.space()
-			if s.i >= len(s.b) || s.b[s.i] != ':' {
-				return false
-			}
-			s.i++
-			if !s.skipValue(depth + 1) {
-				return false
-			}
-		}
+		// Keys with escapes are refused, which only sends the event to
+		// the slow path.
+		return s.object(func([]byte) bool { return s.skipValue(depth + 1) })
 	case c == '[':
 		s.i++
 		for first := true; ; first = false {
