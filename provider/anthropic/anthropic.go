@@ -13,6 +13,7 @@ import (
 	"github.com/anthropics/anthropic-sdk-go/v2/option"
 
 	"github.com/reinhq/rein/llm"
+	"github.com/reinhq/rein/provider/internal/wirebody"
 )
 
 // ErrNoAPIKey is returned by New when neither Options.APIKey nor the
@@ -98,6 +99,9 @@ func New(opts *Options) (*Model, error) {
 		option.WithoutEnvironmentDefaults(),
 		option.WithAPIKey(o.APIKey),
 		option.WithMaxRetries(0),
+		// Requests sent through Client.Post have no SDK span; this spares
+		// each one the look-up of a tracer it would not use.
+		option.WithOpenTelemetryTraces(false),
 	}
 	if o.BaseURL != "" {
 		ropts = append(ropts, option.WithBaseURL(strings.TrimRight(o.BaseURL, "/")+"/"))
@@ -105,6 +109,8 @@ func New(opts *Options) (*Model, error) {
 	if o.HTTPClient != nil {
 		ropts = append(ropts, option.WithHTTPClient(o.HTTPClient))
 	}
+	// Installed once here, not per request: a streamed body's length.
+	ropts = append(ropts, option.WithMiddleware(wirebody.Sized))
 	for k, v := range o.Headers {
 		ropts = append(ropts, option.WithHeader(k, v))
 	}
@@ -135,11 +141,7 @@ func (m *Model) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.Chun
 			return
 		}
 		var resp *http.Response
-		err = m.client.Post(ctx, "v1/messages", body.Reader(), &resp, option.WithMiddleware(
-			func(r *http.Request, next option.MiddlewareNext) (*http.Response, error) {
-				body.Prepare(r)
-				return next(r)
-			}))
+		err = m.client.Post(ctx, "v1/messages", body.Reader(), &resp)
 		if err != nil {
 			if resp != nil && resp.Body != nil {
 				resp.Body.Close()
@@ -148,7 +150,11 @@ func (m *Model) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.Chun
 			return
 		}
 		defer resp.Body.Close()
-		d := decoder{provider: m.provider, requestID: resp.Header.Get("request-id")}
+		asked := names{model: req.Model, tools: req.Tools}
+		if asked.model == "" {
+			asked.model = m.cfg.model
+		}
+		d := decoder{provider: m.provider, requestID: resp.Header.Get("request-id"), asked: asked}
 		stopped := false
 		err = d.decode(resp.Body, func(c llm.Chunk) bool {
 			if !yield(c, nil) {

@@ -20,6 +20,7 @@ import (
 type bodyCache struct {
 	mu      sync.Mutex
 	msgs    []encMsg
+	keys    []wirebody.Key // of msgs, apart: every request checks them all
 	tools   []encTool
 	system  []encText
 	turns   []turnSpan
@@ -177,23 +178,25 @@ func (c *bodyCache) encodeMessages(msgs []llm.Message, provider string) (int, er
 	first := len(msgs)
 	if len(c.msgs) > len(msgs) {
 		clear(c.msgs[len(msgs):])
-		c.msgs = c.msgs[:len(msgs)]
+		clear(c.keys[len(msgs):])
+		c.msgs, c.keys = c.msgs[:len(msgs)], c.keys[:len(msgs)]
 	}
 	for i := range msgs {
 		m := &msgs[i]
-		if i < len(c.msgs) && c.msgs[i].key.Is(m) {
+		if i < len(c.keys) && c.keys[i].Is(m) {
 			continue
 		}
 		first = min(first, i)
 		e, err := encodeMessage(m, provider)
 		if err != nil {
-			c.msgs = c.msgs[:min(i, len(c.msgs))]
+			n := min(i, len(c.msgs))
+			c.msgs, c.keys = c.msgs[:n], c.keys[:n]
 			return i, fmt.Errorf("anthropic: message %d: %w", i, err)
 		}
 		if i < len(c.msgs) {
-			c.msgs[i] = e
+			c.msgs[i], c.keys[i] = e, wirebody.KeyOf(m)
 		} else {
-			c.msgs = append(c.msgs, e)
+			c.msgs, c.keys = append(c.msgs, e), append(c.keys, wirebody.KeyOf(m))
 		}
 	}
 	return first, nil

@@ -231,7 +231,7 @@ func (c *bodyCache) appendTurn(out []byte, ti int) []byte {
 	first := true
 	if t.sorted && !c.marked(t.from, t.to) {
 		for mi := t.from; mi < t.to; mi++ {
-			if e := &c.msgs[mi]; e.key.Role() == t.role && len(e.blocks) > 0 {
+			if e := &c.msgs[mi]; e.role == t.role && len(e.blocks) > 0 {
 				if !first {
 					out = append(out, ',')
 				}

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -111,7 +112,7 @@ func TestDecodeStreamSoak(t *testing.T) {
 			decodeAll(t, body)
 			for line := range bytes.SplitSeq(body, []byte("\n")) {
 				if data, ok := bytes.CutPrefix(line, []byte("data: ")); ok {
-					checkFastDelta(t, data)
+					checkFastEvent(t, data)
 				}
 			}
 		}()
@@ -150,10 +151,10 @@ func mutate(rng *rand.Rand, seeds [][]byte) []byte {
 	return b
 }
 
-// FuzzFastDelta checks the fast path for delta events against
+// FuzzFastEvent checks the fast path for stream events against
 // encoding/json: whenever it accepts an input, it must decode exactly
 // what encoding/json decodes.
-func FuzzFastDelta(f *testing.F) {
+func FuzzFastEvent(f *testing.F) {
 	for _, s := range []string{
 		`{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"Hel"}}`,
 		`{"type":"content_block_delta","index":1,"delta":{"type":"input_json_delta","partial_json":"{\"locati"}}  `,
@@ -168,17 +169,34 @@ func FuzzFastDelta(f *testing.F) {
 		`{"type":"ping"}`,
 		`{"type":"content_block_stop","index":0,"delta":{"type":"text_delta","text":"x"}}`,
 		`{"type":"message_start","message":{"id":"m"}}`,
+		`{"message":{"content":[],"id":"msg_1","model":"claude-sonnet-4-5","role":"assistant","stop_reason":null,"stop_sequence":null,"type":"message","usage":{"input_tokens":10,"cache_creation_input_tokens":0,"cache_read_input_tokens":0,"cache_creation":{"ephemeral_5m_input_tokens":3,"ephemeral_1h_input_tokens":0},"output_tokens":0}},"type":"message_start"}`,
+		`{"content_block":{"id":"toolu_0","input":{},"name":"noop","type":"tool_use"},"index":0,"type":"content_block_start"}`,
+		`{"content_block":{"id":"toolu_0","input":{"a":[1,"\u00e9"]},"name":"weather","type":"tool_use"},"index":1,"type":"content_block_start"}`,
+		`{"content_block":{"input":null,"type":"tool_use"},"index":0,"type":"content_block_start"}`,
+		`{"content_block":{"type":"thinking","thinking":"","signature":"sig"},"index":0,"type":"content_block_start"}`,
+		`{"content_block":{"type":"redacted_thinking","data":"abc"},"index":0,"type":"content_block_start"}`,
+		`{"delta":{"partial_json":"{\"n\":0}","type":"input_json_delta"},"index":0,"type":"content_block_delta"}`,
+		`{"delta":{"type":"text_delta","text":"tab\there \ud83d\ude00 \u2028 \/ \b\f\r\n"},"index":0,"type":"content_block_delta"}`,
+		`{"delta":{"type":"text_delta","text":"lone \ud83d x"},"index":0,"type":"content_block_delta"}`,
+		`{"delta":{"stop_reason":"tool_use","stop_sequence":null},"type":"message_delta","usage":{"input_tokens":10,"cache_creation":null,"output_tokens":5}}`,
+		`{"delta":{"stop_reason":null},"type":"message_delta","usage":{"output_tokens":-0,"input_tokens":123456789012345}}`,
+		`{"usage":{"cache_creation":{"ephemeral_5m_input_tokens":1},"cache_creation":{"ephemeral_1h_input_tokens":2}},"type":"message_delta"}`,
+		`{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`,
+		`{"type":"error","error":null,"message":null,"delta":null}`,
+		`{"type":"content_block_stop","index":99999999999}`,
+		`null`,
 	} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		checkFastDelta(t, data)
+		checkFastEvent(t, data)
 	})
 }
 
-func checkFastDelta(t testing.TB, data []byte) {
+func checkFastEvent(t testing.TB, data []byte) {
 	var fast wireEvent
-	if !fastDelta(data, &fast) {
+	asked := names{model: "claude-sonnet-4-5", tools: []llm.ToolSpec{{Name: "noop"}, {Name: "weather"}}}
+	if !fastEvent(data, &fast, &asked, new([]byte)) {
 		return
 	}
 	var slow wireEvent
@@ -187,5 +205,53 @@ func checkFastDelta(t testing.TB, data []byte) {
 	}
 	if diff := cmp.Diff(slow, fast); diff != "" {
 		t.Fatalf("fast path decodes %q differently (-encoding/json +fast):\n%s", data, diff)
+	}
+}
+
+// The fast path takes every event of the recorded streams, so a stream
+// the API sends is decoded without reflection, and decodes each exactly as
+// encoding/json does.
+func TestFastEventTakesRecordedEvents(t *testing.T) {
+	taken := 0
+	for _, fx := range fixtures {
+		for _, ex := range fx.load(t, filepath.Join("testdata", fx.file)) {
+			for line := range bytes.SplitSeq(ex.Body, []byte("\n")) {
+				data, ok := bytes.CutPrefix(line, []byte("data: "))
+				if !ok {
+					continue
+				}
+				var ev wireEvent
+				if !fastEvent(data, &ev, nil, new([]byte)) {
+					t.Errorf("%s: the fast path refuses %s", fx.name, data)
+					continue
+				}
+				checkFastEvent(t, data)
+				taken++
+			}
+		}
+	}
+	if taken == 0 {
+		t.Fatal("no events in the recordings")
+	}
+}
+
+// A stream's repeated strings (types, the model, a tool's name) are the
+// request's own, not copies.
+func TestFastEventReusesNames(t *testing.T) {
+	asked := names{model: "claude-sonnet-4-5", tools: []llm.ToolSpec{{Name: "noop"}}}
+	var start, block wireEvent
+	if !fastEvent([]byte(`{"type":"message_start","message":{"model":"claude-sonnet-4-5"}}`), &start, &asked, new([]byte)) ||
+		!fastEvent([]byte(`{"type":"content_block_start","index":0,"content_block":{"type":"tool_use","id":"toolu_1","name":"noop","input":{}}}`), &block, &asked, new([]byte)) {
+		t.Fatal("the fast path refuses plain events")
+	}
+	if unsafe.StringData(start.Message.Model) != unsafe.StringData(asked.model) {
+		t.Error("the model is a copy")
+	}
+	if unsafe.StringData(block.ContentBlock.Name) != unsafe.StringData(asked.tools[0].Name) {
+		t.Error("the tool name is a copy")
+	}
+	data, scratch := []byte(`{"type":"content_block_start","index":0,"content_block":{"type":"tool_use","id":"toolu_1","name":"noop","input":{}}}`), new([]byte)
+	if n := testing.AllocsPerRun(100, func() { fastEvent(data, &block, &asked, scratch) }); n > 1 {
+		t.Errorf("a tool call's start costs %v allocations, want 1 (its id)", n)
 	}
 }

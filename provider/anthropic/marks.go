@@ -177,7 +177,7 @@ func (c *bodyCache) eachBlock(ti int, f func(mi, bi int)) {
 	for pass := 0; pass < 2; pass++ {
 		for mi := t.from; mi < t.to; mi++ {
 			e := &c.msgs[mi]
-			if e.key.Role() != t.role {
+			if e.role != t.role {
 				continue
 			}
 			for bi := range e.blocks {

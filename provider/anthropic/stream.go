@@ -41,24 +41,22 @@ type wireUsage struct {
 	OutputTokens             int64 `json:"output_tokens"`
 	CacheReadInputTokens     int64 `json:"cache_read_input_tokens"`
 	CacheCreationInputTokens int64 `json:"cache_creation_input_tokens"`
-	CacheCreation            *struct {
+	// CacheCreation is a value, not a pointer: absent and zero read alike.
+	CacheCreation struct {
 		Ephemeral5m int64 `json:"ephemeral_5m_input_tokens"`
 		Ephemeral1h int64 `json:"ephemeral_1h_input_tokens"`
 	} `json:"cache_creation"`
 }
 
 func (w *wireUsage) usage() llm.Usage {
-	u := llm.Usage{
-		Input:      w.InputTokens,
-		Output:     w.OutputTokens,
-		CacheRead:  w.CacheReadInputTokens,
-		CacheWrite: w.CacheCreationInputTokens,
+	return llm.Usage{
+		Input:        w.InputTokens,
+		Output:       w.OutputTokens,
+		CacheRead:    w.CacheReadInputTokens,
+		CacheWrite:   w.CacheCreationInputTokens,
+		CacheWrite5m: w.CacheCreation.Ephemeral5m,
+		CacheWrite1h: w.CacheCreation.Ephemeral1h,
 	}
-	if w.CacheCreation != nil {
-		u.CacheWrite5m = w.CacheCreation.Ephemeral5m
-		u.CacheWrite1h = w.CacheCreation.Ephemeral1h
-	}
-	return u
 }
 
 // wireEvent is the union of the stream's event payloads; only the fields
@@ -67,7 +65,6 @@ type wireEvent struct {
 	Type    string `json:"type"`
 	Index   int    `json:"index"`
 	Message struct {
-		ID    string    `json:"id"`
 		Model string    `json:"model"`
 		Usage wireUsage `json:"usage"`
 	} `json:"message"`
@@ -106,20 +103,43 @@ type blockState struct {
 type decoder struct {
 	provider  string
 	requestID string
+	asked     names // of the request, which the stream repeats
 
 	model  string
 	usage  llm.Usage
 	stop   string
-	blocks []blockState // by content block index
+	blocks []blockState  // by content block index
+	first  [2]blockState // blocks' first backing, enough for most messages
 	ev     wireEvent
-	lines  *bufio.Reader
-	long   []byte
-	data   []byte
-	name   []byte // the event's "event:" field
+	*buffers
 }
 
-// readers recycles the line buffers of finished streams.
-var readers = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, 16<<10) }}
+// buffers are what a stream reads into, recycled when it ends.
+type buffers struct {
+	lines   *bufio.Reader
+	long    []byte // a line longer than lines holds
+	data    []byte // the event's data
+	name    []byte // the event's "event:" field
+	scratch []byte // fastEvent's, for unescaping
+}
+
+// keptBuffer is the largest buffer kept for the next stream: one huge
+// event must not pin its memory.
+const keptBuffer = 64 << 10
+
+// release empties b for the next stream and drops its outsized buffers.
+func (b *buffers) release() {
+	b.lines.Reset(nil)
+	for _, p := range []*[]byte{&b.long, &b.data, &b.name, &b.scratch} {
+		if cap(*p) > keptBuffer {
+			*p = nil
+		}
+		*p = (*p)[:0]
+	}
+}
+
+// pool recycles the buffers of finished streams.
+var pool = sync.Pool{New: func() any { return &buffers{lines: bufio.NewReaderSize(nil, 16<<10)} }}
 
 // errStopped reports that the consumer stopped ranging.
 var errStopped = errors.New("stopped")
@@ -127,12 +147,15 @@ var errStopped = errors.New("stopped")
 // decode reads events from r and passes chunks to emit until message_stop
 // (nil error), a failure, or emit returning false (errStopped).
 func (d *decoder) decode(r io.Reader, emit func(llm.Chunk) bool) error {
-	d.lines = readers.Get().(*bufio.Reader)
+	if d.blocks == nil {
+		d.blocks = d.first[:0]
+	}
+	d.buffers = pool.Get().(*buffers)
 	d.lines.Reset(r)
 	defer func() {
-		d.lines.Reset(nil)
-		readers.Put(d.lines)
-		d.lines = nil
+		d.release()
+		pool.Put(d.buffers)
+		d.buffers = nil
 	}()
 	for {
 		data, err := d.next()
@@ -218,7 +241,7 @@ func (d *decoder) line() ([]byte, error) {
 // handle decodes one event and emits its chunks; done reports message_stop.
 func (d *decoder) handle(data []byte, emit func(llm.Chunk) bool) (done bool, err error) {
 	ev := &d.ev
-	if !fastDelta(data, ev) {
+	if !fastEvent(data, ev, &d.asked, &d.scratch) {
 		*ev = wireEvent{}
 		if err := json.Unmarshal(data, ev); err != nil {
 			return false, &decodeError{fmt.Errorf("malformed stream event: %w", err)}

@@ -30,13 +30,13 @@ func (c *bodyCache) spanTurns(first int) {
 		if len(e.blocks) == 0 {
 			continue
 		}
-		if e.key.Role() == llm.RoleSystem {
+		if e.role == llm.RoleSystem {
 			c.sysMsgs = append(c.sysMsgs, i)
 			continue
 		}
 		n := len(c.turns)
-		if n == 0 || c.turns[n-1].role != e.key.Role() {
-			c.turns = append(c.turns, turnSpan{role: e.key.Role(), from: i, sorted: true})
+		if n == 0 || c.turns[n-1].role != e.role {
+			c.turns = append(c.turns, turnSpan{role: e.role, from: i, sorted: true})
 			n++
 			seenOther = false
 		}

@@ -9,7 +9,6 @@ import (
 	"strings"
 
 	"github.com/reinhq/rein/llm"
-	"github.com/reinhq/rein/provider/internal/wirebody"
 )
 
 // encMsg is one message in the Messages API's wire form, encoded once: its
@@ -17,7 +16,7 @@ import (
 // can go. Markers are not part of it; they are written when a body is
 // assembled, so a moved breakpoint never re-encodes a message.
 type encMsg struct {
-	key    wirebody.Key
+	role   llm.Role
 	buf    []byte
 	blocks []encBlock
 	hinted bool // a block carries an explicit cache hint
@@ -50,7 +49,7 @@ func keepsReasoning(m *llm.Message, provider string) bool {
 // encodeMessage converts m to content blocks, dropping what the API would
 // reject. A system message's blocks are its text sections.
 func encodeMessage(m *llm.Message, provider string) (encMsg, error) {
-	e := encMsg{key: wirebody.KeyOf(m), sorted: true}
+	e := encMsg{role: m.Role, sorted: true}
 	keep := keepsReasoning(m, provider)
 	switch m.Role {
 	case llm.RoleSystem, llm.RoleUser, llm.RoleAssistant:

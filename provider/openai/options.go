@@ -12,6 +12,7 @@ import (
 	"github.com/openai/openai-go/v3/option"
 
 	"github.com/reinhq/rein/llm"
+	"github.com/reinhq/rein/provider/internal/wirebody"
 )
 
 // Provider names understood by Preset and Options.Provider.
@@ -190,6 +191,8 @@ func resolve(o *Options) (*config, error) {
 		option.WithBaseURL(base),
 		option.WithHTTPClient(hc),
 		option.WithMaxRetries(0),
+		// Installed once here, not per request: a streamed body's length.
+		option.WithMiddleware(wirebody.Sized),
 	}
 	if key != "" {
 		ro = append(ro, option.WithAPIKey(key))

@@ -17,11 +17,7 @@ func (c *config) post(ctx context.Context, path string, body wirebody.Body) (*ht
 	var res *http.Response
 	err := c.client.Post(ctx, path, body.Reader(), &res,
 		option.WithHeader("Accept", "text/event-stream"),
-		option.WithResponseInto(&res),
-		option.WithMiddleware(func(r *http.Request, next option.MiddlewareNext) (*http.Response, error) {
-			body.Prepare(r) // its length, not chunked
-			return next(r)
-		}))
+		option.WithResponseInto(&res))
 	if ctx.Err() != nil {
 		if res != nil && res.Body != nil {
 			res.Body.Close()

@@ -4,7 +4,6 @@
 package wirebody
 
 import (
-	"bytes"
 	"io"
 	"net/http"
 
@@ -58,14 +57,52 @@ func (b *Body) Bytes() []byte {
 	return append(out, b.Tail...)
 }
 
-// Reader returns a fresh reader over the body.
-func (b *Body) Reader() io.ReadCloser {
-	return io.NopCloser(io.MultiReader(bytes.NewReader(b.Head), bytes.NewReader(b.Shared), bytes.NewReader(b.Tail)))
+// Reader returns a fresh reader over the body. Each Read fills as much of
+// its buffer as the body has left, across the pieces, so a transport
+// copying the body writes the full buffers it would write from one slice,
+// not a short write at each seam.
+func (b *Body) Reader() io.ReadCloser { return &reader{body: *b} }
+
+// Sized is an SDK middleware, installed once on a client, that gives a
+// request whose body is an unread Body's Reader the body's length and a way
+// to read it again, as a byte slice body would have; other requests pass
+// as they are. An SDK hands such a body on as an opaque reader, which
+// net/http would otherwise send chunked.
+func Sized(r *http.Request, next func(*http.Request) (*http.Response, error)) (*http.Response, error) {
+	if rd, ok := r.Body.(*reader); ok && rd.off == 0 {
+		r.ContentLength = int64(rd.body.Len())
+		r.GetBody = rd.again
+	}
+	return next(r)
 }
 
-// Prepare gives an HTTP request whose body is b's Reader its length and a
-// way to read it again, as a byte slice body would have.
-func (b *Body) Prepare(r *http.Request) {
-	r.ContentLength = int64(b.Len())
-	r.GetBody = func() (io.ReadCloser, error) { return b.Reader(), nil }
+// reader reads a Body's pieces in order as one stream.
+type reader struct {
+	body Body
+	off  int // bytes read so far
 }
+
+func (r *reader) Read(p []byte) (int, error) {
+	n, skip := 0, r.off
+	for _, piece := range [...][]byte{r.body.Head, r.body.Shared, r.body.Tail} {
+		if skip >= len(piece) {
+			skip -= len(piece)
+			continue
+		}
+		n += copy(p[n:], piece[skip:])
+		skip = 0
+		if n == len(p) {
+			break
+		}
+	}
+	r.off += n
+	if n == 0 && len(p) > 0 {
+		return 0, io.EOF
+	}
+	return n, nil
+}
+
+func (r *reader) Close() error { return nil }
+
+// again returns a fresh reader over the same body.
+func (r *reader) again() (io.ReadCloser, error) { return r.body.Reader(), nil }
