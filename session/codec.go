@@ -311,7 +311,7 @@ func scanEnvelope(b []byte, ids *[4]string) (w eventWire, ok bool) {
 	if !r.lit(`,"type":`) {
 		return w, false
 	}
-	if w.Type = r.str(); w.Type == "" || !r.lit(`,"data":`) {
+	if w.Type = r.word(); w.Type == "" || !r.lit(`,"data":`) {
 		return w, false
 	}
 	if len(b) < r.i+2 || b[len(b)-1] != '}' {

@@ -38,7 +38,7 @@ func fastPayload(typ string, data []byte) (p Payload, ok bool) {
 		for n := 0; r.field(&n); {
 			switch string(r.key) {
 			case "trigger":
-				v.Trigger = r.str()
+				v.Trigger = r.word()
 			default:
 				r.fail()
 			}
@@ -78,7 +78,7 @@ func message(r *reader, parts *llm.PartList, source *string) {
 		case "parts":
 			*parts = r.parts()
 		case "source":
-			*source = r.str()
+			*source = r.word()
 		default:
 			r.fail()
 		}
@@ -94,7 +94,7 @@ func stepEnd(r *reader) *StepEnd {
 		case "usage":
 			r.usage(&v.Usage)
 		case "finish":
-			v.Finish = llm.FinishReason(r.str())
+			v.Finish = llm.FinishReason(r.word())
 		default:
 			r.fail()
 		}
@@ -107,7 +107,7 @@ func turnEnd(r *reader) *TurnEnd {
 	for n := 0; r.field(&n); {
 		switch string(r.key) {
 		case "reason":
-			v.Reason = EndReason(r.str())
+			v.Reason = EndReason(r.word())
 		case "cause":
 			v.Cause = r.str()
 		case "message":
@@ -148,7 +148,7 @@ func chunkDelta(r *reader) (d ChunkDelta) {
 		case "index":
 			d.Index = int(r.int())
 		case "kind":
-			d.Kind = r.str()
+			d.Kind = r.word()
 		case "text":
 			d.Text = r.str()
 		case "id":
@@ -176,7 +176,7 @@ func assistantMessage(r *reader) *AssistantMessage {
 		case "usage":
 			r.usage(&v.Usage)
 		case "finish":
-			v.Finish = llm.FinishReason(r.str())
+			v.Finish = llm.FinishReason(r.word())
 		case "interrupted":
 			v.Interrupted = r.bool()
 		default:
@@ -245,7 +245,7 @@ func toolResult(r *reader) *ToolResult {
 		case "code":
 			v.Code = r.str()
 		case "outcome":
-			v.Outcome = r.str()
+			v.Outcome = r.word()
 		case "duration":
 			v.Duration = time.Duration(r.int())
 		case "interrupted":

@@ -3,6 +3,7 @@ package session
 import (
 	"bytes"
 	"encoding/json"
+	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
 )
@@ -134,6 +135,22 @@ func (r *reader) strAs(prev *string) string {
 	return s
 }
 
+// word reads a string as str does, without allocating when it is one
+// of the common words.
+func (r *reader) word() string {
+	if !r.bad && r.i < len(r.b) && r.b[r.i] == '"' {
+		rest := r.b[r.i+1:]
+		if end := bytes.IndexByte(rest, '"'); end >= 0 {
+			if s, ok := commonWord(rest[:end]); ok {
+				r.last = r.i
+				r.i += end + 2
+				return s
+			}
+		}
+	}
+	return r.str()
+}
+
 // str reads a string, with its escapes.
 func (r *reader) str() string {
 	b := r.b
@@ -142,32 +159,54 @@ func (r *reader) str() string {
 		return ""
 	}
 	start := r.i + 1
-	var buf []byte // the string, once an escape is met
-	from, ascii := start, true
+	ascii := true
 	for j := start; j < len(b); j++ {
 		switch c := b[j]; {
 		case c == '"':
-			s := b[start:j]
-			if buf != nil {
-				s = append(buf, b[from:j]...)
-			}
-			if !ascii && !utf8.Valid(s) {
+			if !ascii && !utf8.Valid(b[start:j]) {
 				r.fail() // encoding/json replaces invalid UTF-8; let it
 				return ""
 			}
 			r.last, r.i = start-1, j+1
-			return string(s)
+			return string(b[start:j])
 		case c < 0x20:
 			r.fail()
 			return ""
 		case c >= utf8.RuneSelf:
 			ascii = false
 		case c == '\\':
-			if buf == nil {
-				buf = make([]byte, 0, len(b)-start)
+			return r.escaped(start, j)
+		}
+	}
+	r.fail()
+	return ""
+}
+
+// escaped reads the rest of the string str began at start once it met
+// an escape at esc, into one buffer no longer than the string's bytes.
+func (r *reader) escaped(start, esc int) string {
+	b := r.b
+	var sb strings.Builder
+	sb.Grow(valueLen(b[start-1:]) - 2) // the text is never longer than its quoted form
+	sb.Write(b[start:esc])
+	from := esc
+	for j := esc; j < len(b); j++ {
+		switch c := b[j]; {
+		case c == '"':
+			sb.Write(b[from:j])
+			s := sb.String()
+			if !utf8.ValidString(s) {
+				r.fail() // encoding/json replaces invalid UTF-8; let it
+				return ""
 			}
-			buf = append(buf, b[from:j]...)
-			n, ok := unescape(&buf, b[j:])
+			r.last, r.i = start-1, j+1
+			return s
+		case c < 0x20:
+			r.fail()
+			return ""
+		case c == '\\':
+			sb.Write(b[from:j])
+			n, ok := unescape(&sb, b[j:])
 			if !ok {
 				r.fail()
 				return ""
@@ -180,14 +219,14 @@ func (r *reader) str() string {
 	return ""
 }
 
-// unescape appends the character escape b starts with to buf and returns
+// unescape writes the character escape b starts with to sb and returns
 // the escape's length.
-func unescape(buf *[]byte, b []byte) (int, bool) {
+func unescape(sb *strings.Builder, b []byte) (int, bool) {
 	if len(b) < 2 {
 		return 0, false
 	}
 	if c := shortEscape(b[1]); c != 0 {
-		*buf = append(*buf, c)
+		sb.WriteByte(c)
 		return 2, true
 	}
 	r1, ok := hex4(b[1:])
@@ -195,7 +234,7 @@ func unescape(buf *[]byte, b []byte) (int, bool) {
 		return 0, false
 	}
 	if !utf16.IsSurrogate(r1) {
-		*buf = utf8.AppendRune(*buf, r1)
+		sb.WriteRune(r1)
 		return 6, true
 	}
 	if len(b) < 12 || b[6] != '\\' {
@@ -203,7 +242,7 @@ func unescape(buf *[]byte, b []byte) (int, bool) {
 	}
 	r2, ok := hex4(b[7:])
 	if r := utf16.DecodeRune(r1, r2); ok && r != utf8.RuneError {
-		*buf = utf8.AppendRune(*buf, r)
+		sb.WriteRune(r)
 		return 12, true
 	}
 	return 0, false

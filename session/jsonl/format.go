@@ -161,8 +161,11 @@ func encodePacked(buf []byte, id session.ID, run []session.Event) ([]byte, error
 }
 
 // decodeLine decodes one event line into its events, appended to dst.
-func decodeLine(d *session.Decoder, dst []session.Event, line []byte) ([]session.Event, error) {
+func (d *lineDecoder) decodeLine(dst []session.Event, line []byte) ([]session.Event, error) {
 	if bytes.HasPrefix(line, packPrefix) {
+		if out, ok := d.packedFast(dst, line); ok {
+			return out, nil
+		}
 		var p packed
 		if err := json.Unmarshal(line, &p); err != nil {
 			return dst, err
@@ -179,7 +182,7 @@ func decodeLine(d *session.Decoder, dst []session.Event, line []byte) ([]session
 		}
 		return dst, nil
 	}
-	ev, err := d.Decode(line)
+	ev, err := d.dec.Decode(line)
 	if err != nil {
 		return dst, err
 	}

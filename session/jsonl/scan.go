@@ -43,6 +43,7 @@ func scanFile(f *os.File, name string) (*scanned, error) {
 		return nil, err
 	}
 	sc := &scanned{hdr: hdr, end: lr.off}
+	var dec session.Decoder
 	type mark struct {
 		off  int64
 		line int
@@ -69,7 +70,7 @@ func scanFile(f *os.File, name string) (*scanned, error) {
 			sc.torn = true
 			return sc, nil
 		}
-		h, derr := scanHead(line)
+		h, derr := scanHead(&dec, line)
 		if derr == nil && h.Seq != sc.lastSeq+1 {
 			derr = fmt.Errorf("seq %d after seq %d", h.Seq, sc.lastSeq)
 		}
@@ -118,8 +119,8 @@ var typeKey = []byte(`,"type":"`)
 // the seq and count come from the line's first bytes, the syntax is
 // checked without decoding, and the type is the first "type" key (the
 // header fields before it are strings, in which a raw `,"type":"` cannot
-// occur). Only turn boundaries, whose lane matters, are decoded.
-func scanHead(line []byte) (lineHead, error) {
+// occur). Only turn boundaries, whose lane matters, are decoded, by d.
+func scanHead(d *session.Decoder, line []byte) (lineHead, error) {
 	seq, count, ok := fastHead(line)
 	if !ok {
 		return decodeHead(line)
@@ -138,6 +139,9 @@ func scanHead(line []byte) (lineHead, error) {
 	}
 	typ := rest[:j]
 	if bytes.HasPrefix(typ, []byte("turn.")) {
+		if ev, err := d.Decode(line); err == nil && ev.Seq == seq && seq >= 1 {
+			return lineHead{Pack: 1, Seq: seq, Type: ev.Data.EventType(), Run: ev.Run, ParentRun: ev.ParentRun}, nil
+		}
 		return decodeHead(line)
 	}
 	return lineHead{Pack: count, Seq: seq, Type: string(typ)}, nil

@@ -314,7 +314,7 @@ func (s *Store) prepare(st *state, f *os.File, stale *holder) error {
 	// whether it is open.
 	var tail []session.Event
 	lr := newLineReader(io.NewSectionReader(f, sc.tailOff, sc.end-sc.tailOff), sc.tailOff, sc.tailLine-1)
-	var dec session.Decoder
+	var dec lineDecoder
 	for {
 		line, complete, err := lr.next()
 		if err == io.EOF {
@@ -326,7 +326,7 @@ func (s *Store) prepare(st *state, f *os.File, stale *holder) error {
 		if !complete {
 			break
 		}
-		if tail, err = decodeLine(&dec, tail, line); err != nil {
+		if tail, err = dec.decodeLine(tail, line); err != nil {
 			return fmt.Errorf("jsonl: %s line %d: %v: %w", name, lr.line, err, session.ErrCorrupt)
 		}
 	}
@@ -547,7 +547,7 @@ func readEvents(ctx context.Context, f *os.File, limit, afterSeq int64, from *cu
 		end = limit
 	}
 	lr := newLineReader(io.NewSectionReader(f, start.off, end-start.off), start.off, start.line)
-	var dec session.Decoder
+	var dec lineDecoder
 	if start.off == 0 {
 		line, complete, err := lr.next()
 		if err == io.EOF || (err == nil && !complete) {
@@ -595,7 +595,7 @@ func readEvents(ctx context.Context, f *os.File, limit, afterSeq int64, from *cu
 			last = seq + int64(count) - 1
 			continue
 		}
-		evs, err = decodeLine(&dec, evs[:0], line)
+		evs, err = dec.decodeLine(evs[:0], line)
 		isTurnEnd := false
 		if err == nil {
 			isTurnEnd = evs[len(evs)-1].Data.EventType() == session.TypeTurnEnd
