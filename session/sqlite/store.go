@@ -530,50 +530,6 @@ func (s *Store) append(ctx context.Context, id session.ID, events []session.Even
 	return nil
 }
 
-type querier interface {
-	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
-}
-
-// query yields the events of id with seq > afterSeq.
-func (s *Store) query(ctx context.Context, q querier, id session.ID, afterSeq int64) iter.Seq2[session.Event, error] {
-	return func(yield func(session.Event, error) bool) {
-		rows, err := q.QueryContext(ctx, `SELECT seq, time, type, turn, run, parent_run, agent, data FROM events
-			WHERE session = ? AND seq > ? ORDER BY seq`, string(id), afterSeq)
-		if err != nil {
-			yield(session.Event{}, fmt.Errorf("sqlite: read session %q: %w", id, err))
-			return
-		}
-		defer rows.Close()
-		var (
-			typ, turn, run string
-			prun, agent    string
-			seq, t         int64
-			data           sql.RawBytes
-		)
-		for rows.Next() {
-			if err := rows.Scan(&seq, &t, &typ, &turn, &run, &prun, &agent, &data); err != nil {
-				yield(session.Event{}, fmt.Errorf("sqlite: read session %q: %w", id, err))
-				return
-			}
-			p, err := session.DecodePayload(typ, data)
-			if err != nil {
-				yield(session.Event{}, fmt.Errorf("sqlite: %s: session %q seq %d: %w", s.path, id, seq, err))
-				return
-			}
-			ev := session.Event{Data: p}
-			ev.Seq, ev.Time = seq, time.Unix(0, t)
-			ev.Session, ev.Turn, ev.Run = id, session.TurnID(turn), session.RunID(run)
-			ev.ParentRun, ev.Agent = session.RunID(prun), agent
-			if !yield(ev, nil) {
-				return
-			}
-		}
-		if err := rows.Err(); err != nil {
-			yield(session.Event{}, fmt.Errorf("sqlite: read session %q: %w", id, err))
-		}
-	}
-}
-
 // Events yields the events of session id with seq > afterSeq. The first
 // read of a session in this Store closes an open tail turn left by a
 // crashed process.
