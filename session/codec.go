@@ -287,7 +287,7 @@ func scanEnvelope(b []byte, ids *[4]string) (w eventWire, ok bool) {
 	if !r.lit(`,"time":`) {
 		return w, false
 	}
-	if r.str(); r.bad || w.Time.UnmarshalJSON(b[r.last:r.i]) != nil {
+	if q := r.plain(); q == nil || w.Time.UnmarshalJSON(q) != nil {
 		return w, false
 	}
 	var s [3]string

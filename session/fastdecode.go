@@ -289,6 +289,11 @@ func (r *reader) parts() llm.PartList {
 			r.fail()
 			break
 		}
+		if t, size := textPart(r.b[r.i:]); t != nil {
+			l = append(l, t)
+			r.i += size
+			continue
+		}
 		size := valueLen(r.b[r.i:])
 		p, ok := partOf(r.b[r.i : r.i+size])
 		if !ok {
@@ -301,21 +306,29 @@ func (r *reader) parts() llm.PartList {
 	return l
 }
 
+// textPart reads a text part that holds only its text (the bulk of a
+// log's bytes) from the start of b, and returns it and its length, or
+// nil.
+func textPart(b []byte) (*llm.Text, int) {
+	body, ok := bytes.CutPrefix(b, textHead)
+	if !ok {
+		return nil, 0
+	}
+	r := reader{b: body}
+	if s := r.str(); !r.bad && r.i < len(body) && body[r.i] == '}' {
+		return &llm.Text{Text: s}, len(textHead) + r.i + 1
+	}
+	return nil, 0
+}
+
 var (
 	textHead     = []byte(`{"type":"` + (*llm.Text)(nil).PartType() + `","text":`)
 	toolCallHead = []byte(`{"type":"` + (*llm.ToolCall)(nil).PartType() + `"`)
 )
 
-// partOf decodes one part: a text part that holds only its text (the
-// bulk of a log's bytes) and a tool call directly, any other through
-// llm.UnmarshalPart.
+// partOf decodes one part other than a plain text: a tool call
+// directly, any other through llm.UnmarshalPart.
 func partOf(elem []byte) (llm.Part, bool) {
-	if body, ok := bytes.CutPrefix(elem, textHead); ok {
-		r := reader{b: body}
-		if s := r.str(); !r.bad && r.i == len(body)-1 && body[r.i] == '}' {
-			return &llm.Text{Text: s}, true
-		}
-	}
 	if body, ok := bytes.CutPrefix(elem, toolCallHead); ok {
 		r := reader{b: body}
 		c := new(llm.ToolCall)

@@ -135,6 +135,23 @@ func (r *reader) strAs(prev *string) string {
 	return s
 }
 
+// plain reads a string without escapes and returns it with its quotes,
+// or nil.
+func (r *reader) plain() []byte {
+	if r.bad || r.i >= len(r.b) || r.b[r.i] != '"' {
+		r.fail()
+		return nil
+	}
+	end := bytes.IndexByte(r.b[r.i+1:], '"')
+	if end < 0 || bytes.IndexByte(r.b[r.i+1:r.i+1+end], '\\') >= 0 {
+		r.fail()
+		return nil
+	}
+	q := r.b[r.i : r.i+end+2]
+	r.last, r.i = r.i, r.i+end+2
+	return q
+}
+
 // word reads a string as str does, without allocating when it is one
 // of the common words.
 func (r *reader) word() string {
@@ -151,6 +168,21 @@ func (r *reader) word() string {
 	return r.str()
 }
 
+// strClass sorts the bytes of a JSON string: 0 stands for itself, 1 is
+// part of a non-ASCII character, 2 ends a run of plain bytes (the quote,
+// the backslash, a control byte).
+var strClass = func() (t [256]uint8) {
+	for c := range t {
+		switch {
+		case c < 0x20 || c == '"' || c == '\\':
+			t[c] = 2
+		case c >= utf8.RuneSelf:
+			t[c] = 1
+		}
+	}
+	return t
+}()
+
 // str reads a string, with its escapes.
 func (r *reader) str() string {
 	b := r.b
@@ -159,64 +191,86 @@ func (r *reader) str() string {
 		return ""
 	}
 	start := r.i + 1
-	ascii := true
-	for j := start; j < len(b); j++ {
-		switch c := b[j]; {
-		case c == '"':
-			if !ascii && !utf8.Valid(b[start:j]) {
-				r.fail() // encoding/json replaces invalid UTF-8; let it
-				return ""
-			}
-			r.last, r.i = start-1, j+1
-			return string(b[start:j])
-		case c < 0x20:
-			r.fail()
-			return ""
-		case c >= utf8.RuneSelf:
-			ascii = false
-		case c == '\\':
-			return r.escaped(start, j)
-		}
+	j, high := start, uint8(0)
+	for ; j < len(b) && strClass[b[j]] < 2; j++ {
+		high |= strClass[b[j]]
 	}
-	r.fail()
-	return ""
+	switch {
+	case j == len(b) || b[j] < 0x20:
+		r.fail()
+		return ""
+	case b[j] == '\\':
+		return r.escaped(start, j)
+	}
+	if high != 0 && !utf8.Valid(b[start:j]) {
+		r.fail() // encoding/json replaces invalid UTF-8; let it
+		return ""
+	}
+	r.last, r.i = start-1, j+1
+	return string(b[start:j])
 }
 
 // escaped reads the rest of the string str began at start once it met
 // an escape at esc, into one buffer no longer than the string's bytes.
 func (r *reader) escaped(start, esc int) string {
 	b := r.b
+	end := closingQuote(b, esc)
+	if end < 0 {
+		r.fail()
+		return ""
+	}
 	var sb strings.Builder
-	sb.Grow(valueLen(b[start-1:]) - 2) // the text is never longer than its quoted form
+	sb.Grow(end - start) // the text is never longer than its escaped form
 	sb.Write(b[start:esc])
-	from := esc
-	for j := esc; j < len(b); j++ {
+	from, j, high := esc, esc, false
+	for j < end {
 		switch c := b[j]; {
-		case c == '"':
-			sb.Write(b[from:j])
-			s := sb.String()
-			if !utf8.ValidString(s) {
-				r.fail() // encoding/json replaces invalid UTF-8; let it
-				return ""
-			}
-			r.last, r.i = start-1, j+1
-			return s
-		case c < 0x20:
-			r.fail()
-			return ""
 		case c == '\\':
 			sb.Write(b[from:j])
-			n, ok := unescape(&sb, b[j:])
+			n, ok := unescape(&sb, b[j:end])
 			if !ok {
 				r.fail()
 				return ""
 			}
-			j += n - 1
-			from = j + 1
+			j += n
+			from = j
+		case c < 0x20:
+			r.fail()
+			return ""
+		default:
+			high = high || c >= utf8.RuneSelf
+			j++
 		}
 	}
-	r.fail()
-	return ""
+	sb.Write(b[from:end])
+	s := sb.String()
+	if high && !utf8.ValidString(s) {
+		r.fail() // encoding/json replaces invalid UTF-8; let it
+		return ""
+	}
+	r.last, r.i = start-1, end+1
+	return s
+}
+
+// closingQuote returns the index of the quote that ends the string b[i]
+// is inside, or -1: the first quote after i not escaped by an odd run of
+// backslashes.
+func closingQuote(b []byte, i int) int {
+	for {
+		k := bytes.IndexByte(b[i:], '"')
+		if k < 0 {
+			return -1
+		}
+		q := i + k
+		n := 0
+		for p := q - 1; p >= 0 && b[p] == '\\'; p-- {
+			n++
+		}
+		if n%2 == 0 {
+			return q
+		}
+		i = q + 1
+	}
 }
 
 // unescape writes the character escape b starts with to sb and returns
