@@ -50,7 +50,8 @@ type packed struct {
 // them apart without decoding.
 var packPrefix = []byte(`{"pack":`)
 
-// lineHead is the part of a line the open scan needs.
+// lineHead is the part of a line the open scan needs. scanHead leaves
+// Type empty for a line that is not a turn boundary.
 type lineHead struct {
 	Pack      int           `json:"pack"`
 	Seq       int64         `json:"seq"`

@@ -144,5 +144,6 @@ func scanHead(d *session.Decoder, line []byte) (lineHead, error) {
 		}
 		return decodeHead(line)
 	}
-	return lineHead{Pack: count, Seq: seq, Type: string(typ)}, nil
+	// The scan looks only for turn boundaries; another type is not kept.
+	return lineHead{Pack: count, Seq: seq}, nil
 }

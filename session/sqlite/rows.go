@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
 	"iter"
 	"time"
@@ -14,17 +13,22 @@ import (
 
 type querier interface {
 	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
 }
 
-// eventsQuery reads each event as one blob: its seq, its time and the
-// byte lengths of its five header strings, in decimal and each followed
-// by a comma, then those strings and its data, back to back. The driver
-// makes a new Go value of every column of every row, at a cost in time
-// and allocations that was most of a read; one column makes it one.
-const eventsQuery = `SELECT CAST(printf('%d,%d,%d,%d,%d,%d,%d,', seq, time,
-		octet_length(type), octet_length(turn), octet_length(run), octet_length(parent_run), octet_length(agent))
-	|| type || turn || run || parent_run || agent || data AS BLOB)
+// eventsQuery reads an event's header strings and data as one blob,
+// each string followed by a unit separator (0x1F). The driver makes a Go
+// value of every column of every row, at a cost in time and allocations
+// that was most of a read: three columns cost far less than eight, and
+// numbers as columns less than numbers formatted into the blob. Valid
+// JSON holds no raw 0x1F, so when the data part of a row does, a header
+// string held one, and the row is read again by eventQuery.
+const eventsQuery = `SELECT seq, time, CAST(type || char(31) || turn || char(31) || run || char(31) ||
+	parent_run || char(31) || agent || char(31) || data AS BLOB)
 	FROM events WHERE session = ? AND seq > ? ORDER BY seq`
+
+// eventQuery reads the header strings and the data of one event apart.
+const eventQuery = `SELECT type, turn, run, parent_run, agent, data FROM events WHERE session = ? AND seq = ?`
 
 // query yields the events of id with seq > afterSeq.
 func (s *Store) query(ctx context.Context, q querier, id session.ID, afterSeq int64) iter.Seq2[session.Event, error] {
@@ -36,20 +40,29 @@ func (s *Store) query(ctx context.Context, q querier, id session.ID, afterSeq in
 		}
 		defer rows.Close()
 		var (
-			row sql.RawBytes
-			d   rowDecoder
+			seq, t int64
+			row    sql.RawBytes
+			f      [6][]byte
+			d      rowDecoder
 		)
 		for rows.Next() {
-			if err := rows.Scan(&row); err != nil {
+			if err := rows.Scan(&seq, &t, &row); err != nil {
 				yield(session.Event{}, fmt.Errorf("sqlite: read session %q: %w", id, err))
 				return
 			}
-			ev, err := d.decode(row)
+			if !split(&f, row) {
+				err := q.QueryRowContext(ctx, eventQuery, string(id), seq).Scan(&f[0], &f[1], &f[2], &f[3], &f[4], &f[5])
+				if err != nil {
+					yield(session.Event{}, fmt.Errorf("sqlite: read session %q seq %d: %w", id, seq, err))
+					return
+				}
+			}
+			ev, err := d.decode(&f)
 			if err != nil {
-				yield(session.Event{}, fmt.Errorf("sqlite: %s: session %q seq %d: %w", s.path, id, ev.Seq, err))
+				yield(session.Event{}, fmt.Errorf("sqlite: %s: session %q seq %d: %w", s.path, id, seq, err))
 				return
 			}
-			ev.Session = id
+			ev.Seq, ev.Time, ev.Session = seq, time.Unix(0, t), id
 			if !yield(ev, nil) {
 				return
 			}
@@ -60,40 +73,19 @@ func (s *Store) query(ctx context.Context, q querier, id session.ID, afterSeq in
 	}
 }
 
-var errRow = errors.New("event row is malformed; the database was not written by this package")
-
-// cut cuts a row of eventsQuery into its seq, its time, its five header
-// strings (type, turn, run, parent_run, agent) and its data.
-func cut(row []byte) (seq, t int64, f [6][]byte, err error) {
-	var num [7]int64
-	for k := range num {
-		neg := len(row) > 0 && row[0] == '-'
-		if neg {
-			row = row[1:]
+// split cuts a row's blob of eventsQuery into the five header strings
+// (type, turn, run, parent_run, agent) and the data. It reports false
+// if the cut is not sure: a header string held a separator.
+func split(f *[6][]byte, row []byte) bool {
+	for k := range 5 {
+		i := bytes.IndexByte(row, 0x1F)
+		if i < 0 {
+			return false
 		}
-		i := bytes.IndexByte(row, ',')
-		if i <= 0 || i > 19 {
-			return 0, 0, f, errRow
-		}
-		for _, c := range row[:i] {
-			if c < '0' || c > '9' {
-				return 0, 0, f, errRow
-			}
-			num[k] = num[k]*10 + int64(c-'0')
-		}
-		if neg {
-			num[k] = -num[k]
-		}
-		row = row[i+1:]
-	}
-	for k, n := range num[2:] {
-		if n < 0 || n > int64(len(row)) {
-			return 0, 0, f, errRow
-		}
-		f[k], row = row[:n], row[n:]
+		f[k], row = row[:i], row[i+1:]
 	}
 	f[5] = row
-	return num[0], num[1], f, nil
+	return bytes.IndexByte(row, 0x1F) < 0
 }
 
 // rowDecoder decodes the events of a query in order. It shares the
@@ -104,17 +96,13 @@ type rowDecoder struct {
 	types map[string]string
 }
 
-// decode decodes one row of eventsQuery.
-func (d *rowDecoder) decode(row []byte) (session.Event, error) {
+// decode decodes an event's header strings and data, as split cuts
+// them; it leaves seq, time and session to the caller.
+func (d *rowDecoder) decode(f *[6][]byte) (session.Event, error) {
 	var (
 		ev session.Event
 		h  [4]string
 	)
-	seq, t, f, err := cut(row)
-	if err != nil {
-		return ev, err
-	}
-	ev.Seq, ev.Time = seq, time.Unix(0, t)
 	for k := range h {
 		if h[k] = d.prev[k]; h[k] != string(f[k+1]) {
 			h[k] = string(f[k+1])
