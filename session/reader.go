@@ -200,7 +200,7 @@ func (r *reader) str() string {
 		r.fail()
 		return ""
 	case b[j] == '\\':
-		return r.escaped(start, j)
+		return r.escaped(start, j, high != 0)
 	}
 	if high != 0 && !utf8.Valid(b[start:j]) {
 		r.fail() // encoding/json replaces invalid UTF-8; let it
@@ -211,8 +211,9 @@ func (r *reader) str() string {
 }
 
 // escaped reads the rest of the string str began at start once it met
-// an escape at esc, into one buffer no longer than the string's bytes.
-func (r *reader) escaped(start, esc int) string {
+// an escape at esc, into one buffer no longer than the string's bytes;
+// high says whether a byte before esc was not ASCII.
+func (r *reader) escaped(start, esc int, high bool) string {
 	b := r.b
 	end := closingQuote(b, esc)
 	if end < 0 {
@@ -222,7 +223,7 @@ func (r *reader) escaped(start, esc int) string {
 	var sb strings.Builder
 	sb.Grow(end - start) // the text is never longer than its escaped form
 	sb.Write(b[start:esc])
-	from, j, high := esc, esc, false
+	from, j := esc, esc
 	for j < end {
 		switch c := b[j]; {
 		case c == '\\':

@@ -167,21 +167,7 @@ func (d *lineDecoder) decodeLine(dst []session.Event, line []byte) ([]session.Ev
 		if out, ok := d.packedFast(dst, line); ok {
 			return out, nil
 		}
-		var p packed
-		if err := json.Unmarshal(line, &p); err != nil {
-			return dst, err
-		}
-		if p.Pack != len(p.Data) || p.Pack != len(p.DT) || p.Pack < 1 {
-			return dst, errors.New("packed line holds a wrong number of events")
-		}
-		for k := range p.Data {
-			dst = append(dst, session.Event{
-				Seq: p.Seq + int64(k), Time: p.Time.Add(time.Duration(p.DT[k])),
-				Session: p.Session, Turn: p.Turn, Run: p.Run, ParentRun: p.ParentRun, Agent: p.Agent,
-				Data: &p.Data[k],
-			})
-		}
-		return dst, nil
+		return decodePacked(dst, line)
 	}
 	ev, err := d.dec.Decode(line)
 	if err != nil {
@@ -191,6 +177,25 @@ func (d *lineDecoder) decodeLine(dst []session.Event, line []byte) ([]session.Ev
 		return dst, errors.New("event has no type")
 	}
 	return append(dst, ev), nil
+}
+
+// decodePacked decodes a packed line of any layout with encoding/json.
+func decodePacked(dst []session.Event, line []byte) ([]session.Event, error) {
+	var p packed
+	if err := json.Unmarshal(line, &p); err != nil {
+		return dst, err
+	}
+	if p.Pack != len(p.Data) || p.Pack != len(p.DT) || p.Pack < 1 {
+		return dst, errors.New("packed line holds a wrong number of events")
+	}
+	for k := range p.Data {
+		dst = append(dst, session.Event{
+			Seq: p.Seq + int64(k), Time: p.Time.Add(time.Duration(p.DT[k])),
+			Session: p.Session, Turn: p.Turn, Run: p.Run, ParentRun: p.ParentRun, Agent: p.Agent,
+			Data: &p.Data[k],
+		})
+	}
+	return dst, nil
 }
 
 // decodeHead decodes what the open scan needs of a line: its first seq,
