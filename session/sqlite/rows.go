@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"iter"
 	"time"
@@ -69,6 +70,46 @@ func (s *Store) query(ctx context.Context, q querier, id session.ID, afterSeq in
 		}
 		if err := rows.Err(); err != nil {
 			yield(session.Event{}, fmt.Errorf("sqlite: read session %q: %w", id, err))
+		}
+	}
+}
+
+// Events yields the events of session id with seq > afterSeq. The first
+// read of a session in this Store closes an open tail turn left by a
+// crashed process.
+func (s *Store) Events(ctx context.Context, id session.ID, afterSeq int64) iter.Seq2[session.Event, error] {
+	return func(yield func(session.Event, error) bool) {
+		st, err := s.get(id)
+		if err != nil {
+			yield(session.Event{}, err)
+			return
+		}
+		st.mu.Lock()
+		err = s.check(ctx, id, st, false)
+		st.mu.Unlock()
+		if err != nil {
+			yield(session.Event{}, err)
+			return
+		}
+		// One read transaction: the session row and its events agree.
+		tx, err := s.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+		if err != nil {
+			yield(session.Event{}, fmt.Errorf("sqlite: read session %q: %w", id, err))
+			return
+		}
+		defer tx.Rollback()
+		var one int
+		if err := tx.QueryRowContext(ctx, `SELECT 1 FROM sessions WHERE id = ?`, string(id)).Scan(&one); err != nil {
+			if errors.Is(err, sql.ErrNoRows) {
+				err = fmt.Errorf("sqlite: session %q: %w", id, session.ErrNotFound)
+			}
+			yield(session.Event{}, err)
+			return
+		}
+		for ev, err := range s.query(ctx, tx, id, afterSeq) {
+			if !yield(ev, err) || err != nil {
+				return
+			}
 		}
 	}
 }
