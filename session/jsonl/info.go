@@ -157,12 +157,9 @@ func (s *Store) readMeta(id session.ID, hdr *header) (map[string]string, error) 
 // List describes every session in the directory, oldest first. It reads
 // each file's header and end, not its whole log.
 func (s *Store) List(ctx context.Context) ([]session.Info, error) {
-	s.mu.Lock()
-	if s.closed {
-		s.mu.Unlock()
+	if s.sessions.Closed() {
 		return nil, session.ErrClosed
 	}
-	s.mu.Unlock()
 	entries, err := os.ReadDir(s.dir)
 	if err != nil {
 		return nil, fmt.Errorf("jsonl: list %s: %w", s.dir, err)
@@ -180,9 +177,7 @@ func (s *Store) List(ctx context.Context) ([]session.Info, error) {
 		if validID(id) != nil {
 			continue
 		}
-		s.mu.Lock()
-		st := s.sessions[id]
-		s.mu.Unlock()
+		st := s.sessions.Peek(id)
 		var info *session.Info
 		if st != nil {
 			st.mu.Lock()

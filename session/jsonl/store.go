@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/reinhq/rein/session"
+	"github.com/reinhq/rein/session/internal/opened"
 	"github.com/reinhq/rein/session/internal/syncq"
 )
 
@@ -53,9 +54,7 @@ type Store struct {
 	log  *slog.Logger
 	now  func() time.Time
 
-	mu       sync.Mutex
-	closed   bool
-	sessions map[session.ID]*state
+	sessions opened.Sessions[state]
 
 	subs session.Broadcaster // wakes Subscribe's channels after appends
 }
@@ -82,7 +81,7 @@ type state struct {
 
 // Open opens the session directory dir, creating it if needed.
 func Open(dir string, opts *Options) (*Store, error) {
-	s := &Store{dir: dir, sessions: map[session.ID]*state{}}
+	s := &Store{dir: dir}
 	if opts != nil {
 		s.opts = *opts
 	}
@@ -130,18 +129,11 @@ func (s *Store) writable(op string) error {
 
 // get returns the state of id, making it if needed.
 func (s *Store) get(id session.ID) (*state, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
-		return nil, session.ErrClosed
-	}
-	st := s.sessions[id]
-	if st == nil {
-		st = &state{id: id}
+	return s.sessions.Get(id, func() *state {
+		st := &state{id: id}
 		st.sync.Gap = syncq.DefaultGap
-		s.sessions[id] = st
-	}
-	return st, nil
+		return st
+	})
 }
 
 // Create starts a new session file with its header.
@@ -155,10 +147,7 @@ func (s *Store) Create(ctx context.Context, req *session.CreateRequest) (session
 	if err := ctx.Err(); err != nil {
 		return "", err
 	}
-	s.mu.Lock()
-	closed := s.closed
-	s.mu.Unlock()
-	if closed {
+	if s.sessions.Closed() {
 		return "", session.ErrClosed
 	}
 	now := s.now()
@@ -251,11 +240,7 @@ func (s *Store) Delete(ctx context.Context, id session.ID) error {
 	unlockFile(lock)
 	st.lock, st.f, st.checked = nil, nil, false
 	st.held.Store(false)
-	s.mu.Lock()
-	if s.sessions[id] == st {
-		delete(s.sessions, id)
-	}
-	s.mu.Unlock()
+	s.sessions.Forget(id, st)
 	if err != nil {
 		return notFound(id, err)
 	}
@@ -269,16 +254,11 @@ func (s *Store) Delete(ctx context.Context, id session.ID) error {
 // error of any that failed, and releases every lock the Store holds. It
 // is idempotent; the Store is unusable afterwards.
 func (s *Store) Close() error {
-	s.mu.Lock()
-	if s.closed {
-		s.mu.Unlock()
+	states, first := s.sessions.Close()
+	if !first {
 		return nil
 	}
-	s.closed = true
 	s.subs.Close()
-	states := s.sessions
-	s.sessions = nil
-	s.mu.Unlock()
 	var errs []error
 	for _, st := range states {
 		st.mu.Lock()

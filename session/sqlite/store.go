@@ -18,6 +18,7 @@ import (
 	sqlite3 "modernc.org/sqlite/lib"
 
 	"github.com/reinhq/rein/session"
+	"github.com/reinhq/rein/session/internal/opened"
 	"github.com/reinhq/rein/session/internal/proc"
 	"github.com/reinhq/rein/session/internal/syncq"
 )
@@ -77,9 +78,7 @@ type Store struct {
 	insRows            [maxRows]*sql.Stmt
 	args               []any
 
-	mu       sync.Mutex
-	closed   bool
-	sessions map[session.ID]*state
+	sessions opened.Sessions[state]
 
 	subs session.Broadcaster // wakes Subscribe's channels after appends
 }
@@ -96,7 +95,7 @@ type state struct {
 // schema up to date. A database written by a newer rein is refused with
 // an error wrapping session.ErrUnsupported.
 func Open(path string, opts *Options) (*Store, error) {
-	s := &Store{path: path, sessions: map[session.ID]*state{}, pid: os.Getpid()}
+	s := &Store{path: path, pid: os.Getpid()}
 	s.bg.Gap = syncq.DefaultGap
 	if opts != nil {
 		s.opts = *opts
@@ -192,24 +191,10 @@ func (s *Store) Path() string { return s.path }
 func (s *Store) DB() *sql.DB { return s.db }
 
 func (s *Store) get(id session.ID) (*state, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
-		return nil, session.ErrClosed
-	}
-	st := s.sessions[id]
-	if st == nil {
-		st = &state{}
-		s.sessions[id] = st
-	}
-	return st, nil
+	return s.sessions.Get(id, func() *state { return &state{} })
 }
 
-func (s *Store) isClosed() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.closed
-}
+func (s *Store) isClosed() bool { return s.sessions.Closed() }
 
 // write runs fn in one immediate transaction on the write connection,
 // synced if sync is set and the durability setting would not sync anyway:
@@ -337,11 +322,7 @@ func (s *Store) Delete(ctx context.Context, id session.ID) error {
 		}
 		return fmt.Errorf("sqlite: delete %q: %w", id, err)
 	}
-	s.mu.Lock()
-	if s.sessions[id] == st {
-		delete(s.sessions, id)
-	}
-	s.mu.Unlock()
+	s.sessions.Forget(id, st)
 	st.held, st.checked = false, false
 	return nil
 }
@@ -350,15 +331,10 @@ func (s *Store) Delete(ctx context.Context, id session.ID) error {
 // error of one that failed, releases the Store's locks and closes the
 // database. It is idempotent; the Store is unusable afterwards.
 func (s *Store) Close() error {
-	s.mu.Lock()
-	if s.closed {
-		s.mu.Unlock()
+	if _, first := s.sessions.Close(); !first {
 		return nil
 	}
-	s.closed = true
 	s.subs.Close()
-	s.sessions = nil
-	s.mu.Unlock()
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
 	// Under wmu no commit can start another background sync.
