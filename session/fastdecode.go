@@ -15,10 +15,10 @@ import (
 // list or an object given twice. What it accepts it decodes as
 // encoding/json does (FuzzFastPayload checks it).
 
-// fastPayload decodes data of type typ directly; ok is false when it
-// gives up.
-func fastPayload(typ string, data []byte) (p Payload, ok bool) {
-	r := &reader{b: data}
+// fastPayload decodes data of type typ directly, sharing tool names and
+// call IDs with rc if it is not nil; ok is false when it gives up.
+func fastPayload(typ string, data []byte, rc *recent) (p Payload, ok bool) {
+	r := &reader{b: data, recent: rc}
 	switch typ {
 	case TypeStepStart:
 		v := new(StepStart)
@@ -208,9 +208,9 @@ func toolCall(r *reader) *ToolCall {
 	for n := 0; r.field(&n); {
 		switch string(r.key) {
 		case "call_id":
-			v.CallID = llm.CallID(r.str())
+			v.CallID = llm.CallID(r.shared())
 		case "name":
-			v.Name = r.str()
+			v.Name = r.shared()
 		case "args":
 			v.Args = r.raw()
 		case "origin":
@@ -235,9 +235,9 @@ func toolResult(r *reader) *ToolResult {
 	for n := 0; r.field(&n); {
 		switch string(r.key) {
 		case "call_id":
-			v.CallID = llm.CallID(r.str())
+			v.CallID = llm.CallID(r.shared())
 		case "name":
-			v.Name = r.str()
+			v.Name = r.shared()
 		case "parts":
 			v.Parts = r.parts()
 		case "is_error":
@@ -295,7 +295,7 @@ func (r *reader) parts() llm.PartList {
 			continue
 		}
 		size := valueLen(r.b[r.i:])
-		p, ok := partOf(r.b[r.i : r.i+size])
+		p, ok := partOf(r.b[r.i:r.i+size], r.recent)
 		if !ok {
 			r.fail()
 			break
@@ -328,16 +328,16 @@ var (
 
 // partOf decodes one part other than a plain text: a tool call
 // directly, any other through llm.UnmarshalPart.
-func partOf(elem []byte) (llm.Part, bool) {
+func partOf(elem []byte, rc *recent) (llm.Part, bool) {
 	if body, ok := bytes.CutPrefix(elem, toolCallHead); ok {
-		r := reader{b: body}
+		r := reader{b: body, recent: rc}
 		c := new(llm.ToolCall)
 		for n := 1; r.field(&n); { // the brace and the tag are behind
 			switch string(r.key) {
 			case "id":
-				c.ID = llm.CallID(r.str())
+				c.ID = llm.CallID(r.shared())
 			case "name":
-				c.Name = r.str()
+				c.Name = r.shared()
 			case "args":
 				c.Args = r.raw()
 			default:

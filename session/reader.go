@@ -11,11 +11,44 @@ import (
 // reader walks compact JSON as this package writes it. A read that
 // meets anything else sets bad, after which every read fails.
 type reader struct {
-	b    []byte
-	i    int
-	bad  bool
-	key  []byte // the key field read last
-	last int    // where the last string read began (its opening quote)
+	b      []byte
+	i      int
+	bad    bool
+	key    []byte  // the key field read last
+	last   int     // where the last string read began (its opening quote)
+	recent *recent // strings to share with the events before, or nil
+}
+
+// recent holds the tool names and call IDs read last: a call's ID and
+// name recur in the assistant message, the tool.call and the
+// tool.result, and a few names recur all through a log.
+type recent struct {
+	s    [8]string
+	next int
+}
+
+// shared reads a string as str does, and returns one of r.recent
+// without allocating when it holds the same text.
+func (r *reader) shared() string {
+	if r.recent == nil || r.bad || r.i >= len(r.b) || r.b[r.i] != '"' {
+		return r.str()
+	}
+	rest := r.b[r.i+1:]
+	if end := bytes.IndexByte(rest, '"'); end > 0 && bytes.IndexByte(rest[:end], '\\') < 0 {
+		for _, s := range r.recent.s {
+			if s == string(rest[:end]) {
+				r.last = r.i
+				r.i += end + 2
+				return s
+			}
+		}
+	}
+	s := r.str()
+	if !r.bad && s != "" {
+		r.recent.s[r.recent.next] = s
+		r.recent.next = (r.recent.next + 1) % len(r.recent.s)
+	}
+	return s
 }
 
 func (r *reader) fail() { r.bad = true }

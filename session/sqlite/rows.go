@@ -130,11 +130,13 @@ func split(f *[6][]byte, row []byte) bool {
 }
 
 // rowDecoder decodes the events of a query in order. It shares the
-// header strings an event repeats from the one before, and the event
-// types, so that a long log allocates them once per turn.
+// header strings an event repeats from the one before and the event
+// types, so that a long log allocates them once per turn, and through
+// its session.Decoder the tool names and call IDs.
 type rowDecoder struct {
 	prev  [4]string // turn, run, parent_run and agent of the last event
 	types map[string]string
+	dec   session.Decoder
 }
 
 // decode decodes an event's header strings and data, as split cuts
@@ -151,7 +153,7 @@ func (d *rowDecoder) decode(f *[6][]byte) (session.Event, error) {
 		}
 	}
 	ev.Turn, ev.Run, ev.ParentRun, ev.Agent = session.TurnID(h[0]), session.RunID(h[1]), session.RunID(h[2]), h[3]
-	p, err := session.DecodePayload(d.typ(f[0]), f[5])
+	p, err := d.dec.DecodePayload(d.typ(f[0]), f[5])
 	if err != nil {
 		return ev, err
 	}
