@@ -78,7 +78,7 @@ func (s *Store) append(ctx context.Context, id session.ID, events []session.Even
 	}
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	if err := s.check(ctx, st, true); err != nil {
+	if err := s.check(ctx, st, true, nil); err != nil {
 		return err
 	}
 	if st.f == nil { // Closed or deleted meanwhile.

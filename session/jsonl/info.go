@@ -81,7 +81,7 @@ func (s *Store) Info(ctx context.Context, id session.ID) (*session.Info, error) 
 	}
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	if err := s.check(ctx, st, false); err != nil {
+	if err := s.check(ctx, st, false, nil); err != nil {
 		return nil, err
 	}
 	return s.info(id, st)

@@ -16,8 +16,10 @@ import (
 // session.RepairEvents. If hold, the lock is kept for appending;
 // otherwise it is released, and a lock held elsewhere (a live appender,
 // whose tail is not a crash) just skips the check. st.mu must be held.
-func (s *Store) check(ctx context.Context, st *state, hold bool) error {
-	if st.lock != nil || (st.checked && !hold) || s.opts.ReadOnly {
+//
+// If keep is not nil, the scan keeps the events it decodes in it.
+func (s *Store) check(ctx context.Context, st *state, hold bool, keep *keeper) error {
+	if !s.scans(st, hold) {
 		return nil
 	}
 	if err := ctx.Err(); err != nil {
@@ -39,7 +41,7 @@ func (s *Store) check(ctx context.Context, st *state, hold bool) error {
 		unlockFile(lock)
 		return notFound(st.id, err)
 	}
-	if err := s.prepare(st, f, stale); err != nil {
+	if err := s.prepare(st, f, stale, keep); err != nil {
 		f.Close()
 		unlockFile(lock)
 		return err
@@ -52,6 +54,11 @@ func (s *Store) check(ctx context.Context, st *state, hold bool) error {
 	st.lock, st.f = lock, f
 	st.held.Store(true)
 	return nil
+}
+
+// scans reports whether check would scan st's file.
+func (s *Store) scans(st *state, hold bool) bool {
+	return st.lock == nil && (!st.checked || hold) && !s.opts.ReadOnly
 }
 
 // takeLock takes the append lock of id. A lock held only briefly (by
@@ -75,9 +82,9 @@ func (s *Store) takeLock(ctx context.Context, id session.ID, hold bool) (*os.Fil
 // prepare scans the file and truncates an uncommitted tail. If stale
 // names a process that died while appending, it also closes the turns
 // that process left open. The caller holds the session's lock.
-func (s *Store) prepare(st *state, f *os.File, stale *holder) error {
+func (s *Store) prepare(st *state, f *os.File, stale *holder, keep *keeper) error {
 	name := f.Name()
-	sc, err := scanFile(f, name)
+	sc, err := scanFile(f, name, keep)
 	if err != nil {
 		return err
 	}

@@ -29,12 +29,29 @@ func (s *Store) Events(ctx context.Context, id session.ID, afterSeq int64) iter.
 			yield(session.Event{}, err)
 			return
 		}
+		var keep *keeper
 		st.mu.Lock()
-		err = s.check(ctx, st, false)
+		if s.scans(st, false) {
+			keep = &keeper{after: afterSeq}
+		}
+		err = s.check(ctx, st, false, keep)
 		st.mu.Unlock()
 		if err != nil {
 			yield(session.Event{}, err)
 			return
+		}
+		var from *cursor
+		if keep != nil && keep.used && !keep.off {
+			// The scan decoded what this read wants: yield it, then
+			// read on from where the scan stopped.
+			for _, m := range keep.marks {
+				st.marks.add(m)
+			}
+			if !keep.yield(ctx, yield) {
+				return
+			}
+			afterSeq, from = max(afterSeq, keep.end.seq), &keep.end
+			keep.blocks = nil
 		}
 		f, err := os.Open(s.Path(id))
 		if err != nil {
@@ -46,7 +63,9 @@ func (s *Store) Events(ctx context.Context, id session.ID, afterSeq int64) iter.
 		if st.held.Load() {
 			limit = st.size.Load()
 		}
-		from := st.cur.Load()
+		if from == nil {
+			from = st.cur.Load()
+		}
 		if from == nil || from.seq > afterSeq {
 			from = st.marks.find(afterSeq)
 		}

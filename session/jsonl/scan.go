@@ -25,7 +25,10 @@ type scanned struct {
 // it, are uncommitted: end stops before them. A corrupt line or seq gap
 // followed by a turn.end is an error wrapping session.ErrCorrupt that
 // names the file and line.
-func scanFile(f *os.File, name string) (*scanned, error) {
+//
+// If keep is not nil, the scan decodes the lines it needs into it (see
+// keeper) and records where they end.
+func scanFile(f *os.File, name string, keep *keeper) (*scanned, error) {
 	st, err := f.Stat()
 	if err != nil {
 		return nil, fmt.Errorf("jsonl: %s: %w", name, err)
@@ -44,6 +47,15 @@ func scanFile(f *os.File, name string) (*scanned, error) {
 	}
 	sc := &scanned{hdr: hdr, end: lr.off}
 	var dec session.Decoder
+	if keep != nil {
+		keep.used, keep.off = true, keep.off || st.Size() > keepBudget
+		keep.end = cursor{off: lr.off, line: lr.line}
+		var ok bool
+		if keep.end.dev, keep.end.ino, ok = fileID(f); !ok {
+			keep.off = true
+		}
+	}
+	lastMark := lr.off
 	type mark struct {
 		off  int64
 		line int
@@ -59,6 +71,10 @@ func scanFile(f *os.File, name string) (*scanned, error) {
 	}()
 	for {
 		start, lineNo := lr.off, lr.line+1
+		if keep != nil && !keep.off && lr.off-lastMark >= markEvery {
+			keep.marks = append(keep.marks, cursor{seq: sc.lastSeq, off: lr.off, line: lr.line, dev: keep.end.dev, ino: keep.end.ino})
+			lastMark = lr.off
+		}
 		line, complete, err := lr.next()
 		if err == io.EOF {
 			return sc, nil
@@ -70,7 +86,7 @@ func scanFile(f *os.File, name string) (*scanned, error) {
 			sc.torn = true
 			return sc, nil
 		}
-		h, derr := scanHead(&dec, line)
+		h, derr := scanHead(&dec, line, keep.keepLine(line))
 		if derr == nil && h.Seq != sc.lastSeq+1 {
 			derr = fmt.Errorf("seq %d after seq %d", h.Seq, sc.lastSeq)
 		}
@@ -83,6 +99,10 @@ func scanFile(f *os.File, name string) (*scanned, error) {
 		}
 		sc.lastSeq = h.Seq + int64(h.Pack) - 1
 		sc.end = lr.off
+		if keep != nil {
+			keep.end.seq, keep.end.off, keep.end.line = sc.lastSeq, lr.off, lr.line
+			keep.n = keep.count
+		}
 		switch h.Type {
 		case session.TypeTurnStart:
 			open[h.lane()] = mark{start, lineNo}
@@ -120,12 +140,13 @@ var typeKey = []byte(`,"type":"`)
 // checked without decoding, and the type is the first "type" key (the
 // header fields before it are strings, in which a raw `,"type":"` cannot
 // occur). Only turn boundaries, whose lane matters, are decoded, by d.
-func scanHead(d *session.Decoder, line []byte) (lineHead, error) {
+// A line checked already (decoded whole) is not checked again.
+func scanHead(d *session.Decoder, line []byte, checked bool) (lineHead, error) {
 	seq, count, ok := fastHead(line)
 	if !ok {
 		return decodeHead(line)
 	}
-	if !validJSON(line) {
+	if !checked && !validJSON(line) {
 		return lineHead{}, errors.New("line is not valid JSON")
 	}
 	i := bytes.Index(line, typeKey)
