@@ -145,16 +145,18 @@ func DecodeEvent(b []byte) (Event, error) {
 // A Decoder decodes events one after another, as DecodeEvent does, and
 // shares the header strings (session, turn, run, agent) an event repeats
 // from the one before, so that reading a long log allocates them once per
-// turn rather than once per event. The zero Decoder is ready to use; it
+// turn rather than once per event, and the tool names and call IDs that
+// recur from event to event. The zero Decoder is ready to use; it
 // is not safe for concurrent use.
 type Decoder struct {
-	ids [4]string // the header strings of the last event read directly
+	ids    [4]string // the header strings of the last event read directly
+	recent recent    // tool names and call IDs read lately
 }
 
 // Decode decodes one event from its JSON encoding, as DecodeEvent does.
 func (d *Decoder) Decode(b []byte) (Event, error) {
 	if w, ok := scanEnvelope(b, &d.ids); ok {
-		if p, err := decodePayload(w.Type, w.Data); err == nil {
+		if p, err := decodePayload(w.Type, w.Data, &d.recent); err == nil {
 			return w.event(p), nil
 		}
 	}
@@ -165,7 +167,7 @@ func (d *Decoder) Decode(b []byte) (Event, error) {
 	if w.Type == "" {
 		return Event{}, fmt.Errorf(`%w: decode event: missing "type"`, ErrCorrupt)
 	}
-	p, err := decodePayload(w.Type, w.Data)
+	p, err := decodePayload(w.Type, w.Data, &d.recent)
 	if err != nil {
 		return Event{}, fmt.Errorf("%w: decode %s event %d: %w", ErrCorrupt, w.Type, w.Seq, err)
 	}
@@ -191,18 +193,31 @@ func (w *eventWire) event(p Payload) Event {
 // holding a copy of the raw data, which must be valid JSON. Errors wrap
 // ErrCorrupt.
 func DecodePayload(typ string, data []byte) (Payload, error) {
-	p, err := decodePayload(typ, data)
-	if err != nil {
-		return nil, fmt.Errorf("%w: decode %s event: %w", ErrCorrupt, typ, err)
-	}
-	return p, nil
+	p, err := decodePayload(typ, data, nil)
+	return p, payloadError(typ, err)
 }
 
-func decodePayload(typ string, data []byte) (Payload, error) {
+// DecodePayload decodes the data of an event of type typ, as the
+// function DecodePayload does, sharing tool names and call IDs with the
+// events d decoded before.
+func (d *Decoder) DecodePayload(typ string, data []byte) (Payload, error) {
+	p, err := decodePayload(typ, data, &d.recent)
+	return p, payloadError(typ, err)
+}
+
+// payloadError wraps an error decoding a payload of type typ, or is nil.
+func payloadError(typ string, err error) error {
+	if err != nil {
+		return fmt.Errorf("%w: decode %s event: %w", ErrCorrupt, typ, err)
+	}
+	return nil
+}
+
+func decodePayload(typ string, data []byte, rc *recent) (Payload, error) {
 	if bytes.Equal(data, []byte("null")) {
 		data = nil
 	}
-	if p, ok := fastPayload(typ, data); ok {
+	if p, ok := fastPayload(typ, data, rc); ok {
 		return p, nil
 	}
 	p := newPayload(typ)
@@ -287,7 +302,7 @@ func scanEnvelope(b []byte, ids *[4]string) (w eventWire, ok bool) {
 	if !r.lit(`,"time":`) {
 		return w, false
 	}
-	if r.str(); r.bad || w.Time.UnmarshalJSON(b[r.last:r.i]) != nil {
+	if q := r.plain(); q == nil || w.Time.UnmarshalJSON(q) != nil {
 		return w, false
 	}
 	var s [3]string
@@ -311,7 +326,7 @@ func scanEnvelope(b []byte, ids *[4]string) (w eventWire, ok bool) {
 	if !r.lit(`,"type":`) {
 		return w, false
 	}
-	if w.Type = r.str(); w.Type == "" || !r.lit(`,"data":`) {
+	if w.Type = r.word(); w.Type == "" || !r.lit(`,"data":`) {
 		return w, false
 	}
 	if len(b) < r.i+2 || b[len(b)-1] != '}' {

@@ -15,10 +15,10 @@ import (
 // list or an object given twice. What it accepts it decodes as
 // encoding/json does (FuzzFastPayload checks it).
 
-// fastPayload decodes data of type typ directly; ok is false when it
-// gives up.
-func fastPayload(typ string, data []byte) (p Payload, ok bool) {
-	r := &reader{b: data}
+// fastPayload decodes data of type typ directly, sharing tool names and
+// call IDs with rc if it is not nil; ok is false when it gives up.
+func fastPayload(typ string, data []byte, rc *recent) (p Payload, ok bool) {
+	r := &reader{b: data, recent: rc}
 	switch typ {
 	case TypeStepStart:
 		v := new(StepStart)
@@ -38,7 +38,7 @@ func fastPayload(typ string, data []byte) (p Payload, ok bool) {
 		for n := 0; r.field(&n); {
 			switch string(r.key) {
 			case "trigger":
-				v.Trigger = r.str()
+				v.Trigger = r.word()
 			default:
 				r.fail()
 			}
@@ -78,7 +78,7 @@ func message(r *reader, parts *llm.PartList, source *string) {
 		case "parts":
 			*parts = r.parts()
 		case "source":
-			*source = r.str()
+			*source = r.word()
 		default:
 			r.fail()
 		}
@@ -94,7 +94,7 @@ func stepEnd(r *reader) *StepEnd {
 		case "usage":
 			r.usage(&v.Usage)
 		case "finish":
-			v.Finish = llm.FinishReason(r.str())
+			v.Finish = llm.FinishReason(r.word())
 		default:
 			r.fail()
 		}
@@ -107,7 +107,7 @@ func turnEnd(r *reader) *TurnEnd {
 	for n := 0; r.field(&n); {
 		switch string(r.key) {
 		case "reason":
-			v.Reason = EndReason(r.str())
+			v.Reason = EndReason(r.word())
 		case "cause":
 			v.Cause = r.str()
 		case "message":
@@ -148,7 +148,7 @@ func chunkDelta(r *reader) (d ChunkDelta) {
 		case "index":
 			d.Index = int(r.int())
 		case "kind":
-			d.Kind = r.str()
+			d.Kind = r.word()
 		case "text":
 			d.Text = r.str()
 		case "id":
@@ -176,7 +176,7 @@ func assistantMessage(r *reader) *AssistantMessage {
 		case "usage":
 			r.usage(&v.Usage)
 		case "finish":
-			v.Finish = llm.FinishReason(r.str())
+			v.Finish = llm.FinishReason(r.word())
 		case "interrupted":
 			v.Interrupted = r.bool()
 		default:
@@ -208,9 +208,9 @@ func toolCall(r *reader) *ToolCall {
 	for n := 0; r.field(&n); {
 		switch string(r.key) {
 		case "call_id":
-			v.CallID = llm.CallID(r.str())
+			v.CallID = llm.CallID(r.shared())
 		case "name":
-			v.Name = r.str()
+			v.Name = r.shared()
 		case "args":
 			v.Args = r.raw()
 		case "origin":
@@ -235,9 +235,9 @@ func toolResult(r *reader) *ToolResult {
 	for n := 0; r.field(&n); {
 		switch string(r.key) {
 		case "call_id":
-			v.CallID = llm.CallID(r.str())
+			v.CallID = llm.CallID(r.shared())
 		case "name":
-			v.Name = r.str()
+			v.Name = r.shared()
 		case "parts":
 			v.Parts = r.parts()
 		case "is_error":
@@ -245,7 +245,7 @@ func toolResult(r *reader) *ToolResult {
 		case "code":
 			v.Code = r.str()
 		case "outcome":
-			v.Outcome = r.str()
+			v.Outcome = r.word()
 		case "duration":
 			v.Duration = time.Duration(r.int())
 		case "interrupted":
@@ -289,8 +289,13 @@ func (r *reader) parts() llm.PartList {
 			r.fail()
 			break
 		}
+		if t, size := textPart(r.b[r.i:]); t != nil {
+			l = append(l, t)
+			r.i += size
+			continue
+		}
 		size := valueLen(r.b[r.i:])
-		p, ok := partOf(r.b[r.i : r.i+size])
+		p, ok := partOf(r.b[r.i:r.i+size], r.recent)
 		if !ok {
 			r.fail()
 			break
@@ -301,30 +306,38 @@ func (r *reader) parts() llm.PartList {
 	return l
 }
 
+// textPart reads a text part that holds only its text (the bulk of a
+// log's bytes) from the start of b, and returns it and its length, or
+// nil.
+func textPart(b []byte) (*llm.Text, int) {
+	body, ok := bytes.CutPrefix(b, textHead)
+	if !ok {
+		return nil, 0
+	}
+	r := reader{b: body}
+	if s := r.str(); !r.bad && r.i < len(body) && body[r.i] == '}' {
+		return &llm.Text{Text: s}, len(textHead) + r.i + 1
+	}
+	return nil, 0
+}
+
 var (
 	textHead     = []byte(`{"type":"` + (*llm.Text)(nil).PartType() + `","text":`)
 	toolCallHead = []byte(`{"type":"` + (*llm.ToolCall)(nil).PartType() + `"`)
 )
 
-// partOf decodes one part: a text part that holds only its text (the
-// bulk of a log's bytes) and a tool call directly, any other through
-// llm.UnmarshalPart.
-func partOf(elem []byte) (llm.Part, bool) {
-	if body, ok := bytes.CutPrefix(elem, textHead); ok {
-		r := reader{b: body}
-		if s := r.str(); !r.bad && r.i == len(body)-1 && body[r.i] == '}' {
-			return &llm.Text{Text: s}, true
-		}
-	}
+// partOf decodes one part other than a plain text: a tool call
+// directly, any other through llm.UnmarshalPart.
+func partOf(elem []byte, rc *recent) (llm.Part, bool) {
 	if body, ok := bytes.CutPrefix(elem, toolCallHead); ok {
-		r := reader{b: body}
+		r := reader{b: body, recent: rc}
 		c := new(llm.ToolCall)
 		for n := 1; r.field(&n); { // the brace and the tag are behind
 			switch string(r.key) {
 			case "id":
-				c.ID = llm.CallID(r.str())
+				c.ID = llm.CallID(r.shared())
 			case "name":
-				c.Name = r.str()
+				c.Name = r.shared()
 			case "args":
 				c.Args = r.raw()
 			default:

@@ -52,7 +52,7 @@ func TestFastPayloadsTakeTheDirectPath(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, ok := fastPayload(p.EventType(), data)
+		got, ok := fastPayload(p.EventType(), data, nil)
 		if !ok {
 			t.Errorf("%s: the direct decoder gave up on %s", p.EventType(), data)
 			continue
@@ -81,7 +81,7 @@ func FuzzFastPayload(f *testing.F) {
 	f.Add(kind(TypeStepEnd), []byte(`{"step":01,"usage":{"input":1},"usage":{"output":2}}`))
 	f.Fuzz(func(t *testing.T, k uint8, data []byte) {
 		typ := fastTypes[int(k)%len(fastTypes)]
-		got, ok := fastPayload(typ, data)
+		got, ok := fastPayload(typ, data, &recent{s: [8]string{"c1", "read", "a"}})
 		if !ok {
 			return
 		}

@@ -3,6 +3,7 @@ package session
 import (
 	"bytes"
 	"encoding/json"
+	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
 )
@@ -10,11 +11,44 @@ import (
 // reader walks compact JSON as this package writes it. A read that
 // meets anything else sets bad, after which every read fails.
 type reader struct {
-	b    []byte
-	i    int
-	bad  bool
-	key  []byte // the key field read last
-	last int    // where the last string read began (its opening quote)
+	b      []byte
+	i      int
+	bad    bool
+	key    []byte  // the key field read last
+	last   int     // where the last string read began (its opening quote)
+	recent *recent // strings to share with the events before, or nil
+}
+
+// recent holds the tool names and call IDs read last: a call's ID and
+// name recur in the assistant message, the tool.call and the
+// tool.result, and a few names recur all through a log.
+type recent struct {
+	s    [8]string
+	next int
+}
+
+// shared reads a string as str does, and returns one of r.recent
+// without allocating when it holds the same text.
+func (r *reader) shared() string {
+	if r.recent == nil || r.bad || r.i >= len(r.b) || r.b[r.i] != '"' {
+		return r.str()
+	}
+	rest := r.b[r.i+1:]
+	if end := bytes.IndexByte(rest, '"'); end > 0 && bytes.IndexByte(rest[:end], '\\') < 0 {
+		for _, s := range r.recent.s {
+			if s == string(rest[:end]) {
+				r.last = r.i
+				r.i += end + 2
+				return s
+			}
+		}
+	}
+	s := r.str()
+	if !r.bad && s != "" {
+		r.recent.s[r.recent.next] = s
+		r.recent.next = (r.recent.next + 1) % len(r.recent.s)
+	}
+	return s
 }
 
 func (r *reader) fail() { r.bad = true }
@@ -134,6 +168,54 @@ func (r *reader) strAs(prev *string) string {
 	return s
 }
 
+// plain reads a string without escapes and returns it with its quotes,
+// or nil.
+func (r *reader) plain() []byte {
+	if r.bad || r.i >= len(r.b) || r.b[r.i] != '"' {
+		r.fail()
+		return nil
+	}
+	end := bytes.IndexByte(r.b[r.i+1:], '"')
+	if end < 0 || bytes.IndexByte(r.b[r.i+1:r.i+1+end], '\\') >= 0 {
+		r.fail()
+		return nil
+	}
+	q := r.b[r.i : r.i+end+2]
+	r.last, r.i = r.i, r.i+end+2
+	return q
+}
+
+// word reads a string as str does, without allocating when it is one
+// of the common words.
+func (r *reader) word() string {
+	if !r.bad && r.i < len(r.b) && r.b[r.i] == '"' {
+		rest := r.b[r.i+1:]
+		if end := bytes.IndexByte(rest, '"'); end >= 0 {
+			if s, ok := commonWord(rest[:end]); ok {
+				r.last = r.i
+				r.i += end + 2
+				return s
+			}
+		}
+	}
+	return r.str()
+}
+
+// strClass sorts the bytes of a JSON string: 0 stands for itself, 1 is
+// part of a non-ASCII character, 2 ends a run of plain bytes (the quote,
+// the backslash, a control byte).
+var strClass = func() (t [256]uint8) {
+	for c := range t {
+		switch {
+		case c < 0x20 || c == '"' || c == '\\':
+			t[c] = 2
+		case c >= utf8.RuneSelf:
+			t[c] = 1
+		}
+	}
+	return t
+}()
+
 // str reads a string, with its escapes.
 func (r *reader) str() string {
 	b := r.b
@@ -142,52 +224,97 @@ func (r *reader) str() string {
 		return ""
 	}
 	start := r.i + 1
-	var buf []byte // the string, once an escape is met
-	from, ascii := start, true
-	for j := start; j < len(b); j++ {
+	j, high := start, uint8(0)
+	for ; j < len(b) && strClass[b[j]] < 2; j++ {
+		high |= strClass[b[j]]
+	}
+	switch {
+	case j == len(b) || b[j] < 0x20:
+		r.fail()
+		return ""
+	case b[j] == '\\':
+		return r.escaped(start, j, high != 0)
+	}
+	if high != 0 && !utf8.Valid(b[start:j]) {
+		r.fail() // encoding/json replaces invalid UTF-8; let it
+		return ""
+	}
+	r.last, r.i = start-1, j+1
+	return string(b[start:j])
+}
+
+// escaped reads the rest of the string str began at start once it met
+// an escape at esc, into one buffer no longer than the string's bytes;
+// high says whether a byte before esc was not ASCII.
+func (r *reader) escaped(start, esc int, high bool) string {
+	b := r.b
+	end := closingQuote(b, esc)
+	if end < 0 {
+		r.fail()
+		return ""
+	}
+	var sb strings.Builder
+	sb.Grow(end - start) // the text is never longer than its escaped form
+	sb.Write(b[start:esc])
+	from, j := esc, esc
+	for j < end {
 		switch c := b[j]; {
-		case c == '"':
-			s := b[start:j]
-			if buf != nil {
-				s = append(buf, b[from:j]...)
-			}
-			if !ascii && !utf8.Valid(s) {
-				r.fail() // encoding/json replaces invalid UTF-8; let it
-				return ""
-			}
-			r.last, r.i = start-1, j+1
-			return string(s)
-		case c < 0x20:
-			r.fail()
-			return ""
-		case c >= utf8.RuneSelf:
-			ascii = false
 		case c == '\\':
-			if buf == nil {
-				buf = make([]byte, 0, len(b)-start)
-			}
-			buf = append(buf, b[from:j]...)
-			n, ok := unescape(&buf, b[j:])
+			sb.Write(b[from:j])
+			n, ok := unescape(&sb, b[j:end])
 			if !ok {
 				r.fail()
 				return ""
 			}
-			j += n - 1
-			from = j + 1
+			j += n
+			from = j
+		case c < 0x20:
+			r.fail()
+			return ""
+		default:
+			high = high || c >= utf8.RuneSelf
+			j++
 		}
 	}
-	r.fail()
-	return ""
+	sb.Write(b[from:end])
+	s := sb.String()
+	if high && !utf8.ValidString(s) {
+		r.fail() // encoding/json replaces invalid UTF-8; let it
+		return ""
+	}
+	r.last, r.i = start-1, end+1
+	return s
 }
 
-// unescape appends the character escape b starts with to buf and returns
+// closingQuote returns the index of the quote that ends the string b[i]
+// is inside, or -1: the first quote after i not escaped by an odd run of
+// backslashes.
+func closingQuote(b []byte, i int) int {
+	for {
+		k := bytes.IndexByte(b[i:], '"')
+		if k < 0 {
+			return -1
+		}
+		q := i + k
+		n := 0
+		for p := q - 1; p >= 0 && b[p] == '\\'; p-- {
+			n++
+		}
+		if n%2 == 0 {
+			return q
+		}
+		i = q + 1
+	}
+}
+
+// unescape writes the character escape b starts with to sb and returns
 // the escape's length.
-func unescape(buf *[]byte, b []byte) (int, bool) {
+func unescape(sb *strings.Builder, b []byte) (int, bool) {
 	if len(b) < 2 {
 		return 0, false
 	}
 	if c := shortEscape(b[1]); c != 0 {
-		*buf = append(*buf, c)
+		sb.WriteByte(c)
 		return 2, true
 	}
 	r1, ok := hex4(b[1:])
@@ -195,7 +322,7 @@ func unescape(buf *[]byte, b []byte) (int, bool) {
 		return 0, false
 	}
 	if !utf16.IsSurrogate(r1) {
-		*buf = utf8.AppendRune(*buf, r1)
+		sb.WriteRune(r1)
 		return 6, true
 	}
 	if len(b) < 12 || b[6] != '\\' {
@@ -203,7 +330,7 @@ func unescape(buf *[]byte, b []byte) (int, bool) {
 	}
 	r2, ok := hex4(b[7:])
 	if r := utf16.DecodeRune(r1, r2); ok && r != utf8.RuneError {
-		*buf = utf8.AppendRune(*buf, r)
+		sb.WriteRune(r)
 		return 12, true
 	}
 	return 0, false

@@ -50,7 +50,8 @@ type packed struct {
 // them apart without decoding.
 var packPrefix = []byte(`{"pack":`)
 
-// lineHead is the part of a line the open scan needs.
+// lineHead is the part of a line the open scan needs. scanHead leaves
+// Type empty for a line that is not a turn boundary.
 type lineHead struct {
 	Pack      int           `json:"pack"`
 	Seq       int64         `json:"seq"`
@@ -161,25 +162,14 @@ func encodePacked(buf []byte, id session.ID, run []session.Event) ([]byte, error
 }
 
 // decodeLine decodes one event line into its events, appended to dst.
-func decodeLine(d *session.Decoder, dst []session.Event, line []byte) ([]session.Event, error) {
+func (d *lineDecoder) decodeLine(dst []session.Event, line []byte) ([]session.Event, error) {
 	if bytes.HasPrefix(line, packPrefix) {
-		var p packed
-		if err := json.Unmarshal(line, &p); err != nil {
-			return dst, err
+		if out, ok := d.packedFast(dst, line); ok {
+			return out, nil
 		}
-		if p.Pack != len(p.Data) || p.Pack != len(p.DT) || p.Pack < 1 {
-			return dst, errors.New("packed line holds a wrong number of events")
-		}
-		for k := range p.Data {
-			dst = append(dst, session.Event{
-				Seq: p.Seq + int64(k), Time: p.Time.Add(time.Duration(p.DT[k])),
-				Session: p.Session, Turn: p.Turn, Run: p.Run, ParentRun: p.ParentRun, Agent: p.Agent,
-				Data: &p.Data[k],
-			})
-		}
-		return dst, nil
+		return decodePacked(dst, line)
 	}
-	ev, err := d.Decode(line)
+	ev, err := d.dec.Decode(line)
 	if err != nil {
 		return dst, err
 	}
@@ -187,6 +177,25 @@ func decodeLine(d *session.Decoder, dst []session.Event, line []byte) ([]session
 		return dst, errors.New("event has no type")
 	}
 	return append(dst, ev), nil
+}
+
+// decodePacked decodes a packed line of any layout with encoding/json.
+func decodePacked(dst []session.Event, line []byte) ([]session.Event, error) {
+	var p packed
+	if err := json.Unmarshal(line, &p); err != nil {
+		return dst, err
+	}
+	if p.Pack != len(p.Data) || p.Pack != len(p.DT) || p.Pack < 1 {
+		return dst, errors.New("packed line holds a wrong number of events")
+	}
+	for k := range p.Data {
+		dst = append(dst, session.Event{
+			Seq: p.Seq + int64(k), Time: p.Time.Add(time.Duration(p.DT[k])),
+			Session: p.Session, Turn: p.Turn, Run: p.Run, ParentRun: p.ParentRun, Agent: p.Agent,
+			Data: &p.Data[k],
+		})
+	}
+	return dst, nil
 }
 
 // decodeHead decodes what the open scan needs of a line: its first seq,

@@ -25,7 +25,10 @@ type scanned struct {
 // it, are uncommitted: end stops before them. A corrupt line or seq gap
 // followed by a turn.end is an error wrapping session.ErrCorrupt that
 // names the file and line.
-func scanFile(f *os.File, name string) (*scanned, error) {
+//
+// If keep is not nil, the scan decodes the lines it needs into it (see
+// keeper) and records where they end.
+func scanFile(f *os.File, name string, keep *keeper) (*scanned, error) {
 	st, err := f.Stat()
 	if err != nil {
 		return nil, fmt.Errorf("jsonl: %s: %w", name, err)
@@ -43,6 +46,16 @@ func scanFile(f *os.File, name string) (*scanned, error) {
 		return nil, err
 	}
 	sc := &scanned{hdr: hdr, end: lr.off}
+	var dec session.Decoder
+	if keep != nil {
+		keep.used, keep.off = true, keep.off || st.Size() > keepBudget
+		keep.end = cursor{off: lr.off, line: lr.line}
+		var ok bool
+		if keep.end.dev, keep.end.ino, ok = fileID(f); !ok {
+			keep.off = true
+		}
+	}
+	lastMark := lr.off
 	type mark struct {
 		off  int64
 		line int
@@ -58,6 +71,10 @@ func scanFile(f *os.File, name string) (*scanned, error) {
 	}()
 	for {
 		start, lineNo := lr.off, lr.line+1
+		if keep != nil && !keep.off && lr.off-lastMark >= markEvery {
+			keep.marks = append(keep.marks, cursor{seq: sc.lastSeq, off: lr.off, line: lr.line, dev: keep.end.dev, ino: keep.end.ino})
+			lastMark = lr.off
+		}
 		line, complete, err := lr.next()
 		if err == io.EOF {
 			return sc, nil
@@ -69,7 +86,7 @@ func scanFile(f *os.File, name string) (*scanned, error) {
 			sc.torn = true
 			return sc, nil
 		}
-		h, derr := scanHead(line)
+		h, derr := scanHead(&dec, line, keep.keepLine(line))
 		if derr == nil && h.Seq != sc.lastSeq+1 {
 			derr = fmt.Errorf("seq %d after seq %d", h.Seq, sc.lastSeq)
 		}
@@ -82,6 +99,10 @@ func scanFile(f *os.File, name string) (*scanned, error) {
 		}
 		sc.lastSeq = h.Seq + int64(h.Pack) - 1
 		sc.end = lr.off
+		if keep != nil {
+			keep.end.seq, keep.end.off, keep.end.line = sc.lastSeq, lr.off, lr.line
+			keep.n = keep.count
+		}
 		switch h.Type {
 		case session.TypeTurnStart:
 			open[h.lane()] = mark{start, lineNo}
@@ -118,13 +139,14 @@ var typeKey = []byte(`,"type":"`)
 // the seq and count come from the line's first bytes, the syntax is
 // checked without decoding, and the type is the first "type" key (the
 // header fields before it are strings, in which a raw `,"type":"` cannot
-// occur). Only turn boundaries, whose lane matters, are decoded.
-func scanHead(line []byte) (lineHead, error) {
+// occur). Only turn boundaries, whose lane matters, are decoded, by d.
+// A line checked already (decoded whole) is not checked again.
+func scanHead(d *session.Decoder, line []byte, checked bool) (lineHead, error) {
 	seq, count, ok := fastHead(line)
 	if !ok {
 		return decodeHead(line)
 	}
-	if !validJSON(line) {
+	if !checked && !validJSON(line) {
 		return lineHead{}, errors.New("line is not valid JSON")
 	}
 	i := bytes.Index(line, typeKey)
@@ -138,7 +160,11 @@ func scanHead(line []byte) (lineHead, error) {
 	}
 	typ := rest[:j]
 	if bytes.HasPrefix(typ, []byte("turn.")) {
+		if ev, err := d.Decode(line); err == nil && ev.Seq == seq && seq >= 1 {
+			return lineHead{Pack: 1, Seq: seq, Type: ev.Data.EventType(), Run: ev.Run, ParentRun: ev.ParentRun}, nil
+		}
 		return decodeHead(line)
 	}
-	return lineHead{Pack: count, Seq: seq, Type: string(typ)}, nil
+	// The scan looks only for turn boundaries; another type is not kept.
+	return lineHead{Pack: count, Seq: seq}, nil
 }

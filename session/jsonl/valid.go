@@ -7,19 +7,28 @@ import "encoding/json"
 // most of a log: the open scan checks every line with it. Nesting deeper
 // than 64 is left to json.Valid.
 func validJSON(b []byte) bool {
+	end, ok := valueEnd(b, skipSpace(b, 0))
+	if end < 0 {
+		return json.Valid(b)
+	}
+	return ok && skipSpace(b, end) == len(b)
+}
+
+// valueEnd checks the JSON value that starts at b[i] and returns the
+// index just after it. At nesting deeper than 64 it gives up with -1.
+func valueEnd(b []byte, i int) (int, bool) {
 	var objs uint64 // bit d is set if the container at depth d is an object
 	depth := 0
-	i := skipSpace(b, 0)
 	for {
 		// A value starts at i.
 		if i >= len(b) {
-			return false
+			return i, false
 		}
 		ok := true
 		switch c := b[i]; {
 		case c == '{' || c == '[':
 			if depth == 64 {
-				return json.Valid(b)
+				return -1, false
 			}
 			obj := c == '{'
 			if obj {
@@ -36,7 +45,7 @@ func validJSON(b []byte) bool {
 			}
 			if obj {
 				if i, ok = objectKey(b, i); !ok {
-					return false
+					return i, false
 				}
 			}
 			continue
@@ -52,16 +61,16 @@ func validJSON(b []byte) bool {
 			i, ok = numberEnd(b, i)
 		}
 		if !ok {
-			return false
+			return i, false
 		}
 		// After a value: close containers, or go on to the next element.
 		for {
-			i = skipSpace(b, i)
 			if depth == 0 {
-				return i == len(b)
+				return i, true
 			}
+			i = skipSpace(b, i)
 			if i >= len(b) {
-				return false
+				return i, false
 			}
 			obj := objs>>(depth-1)&1 == 1
 			if c := b[i]; c == '}' && obj || c == ']' && !obj {
@@ -70,12 +79,12 @@ func validJSON(b []byte) bool {
 				continue
 			}
 			if b[i] != ',' {
-				return false
+				return i, false
 			}
 			i = skipSpace(b, i+1)
 			if obj {
 				if i, ok = objectKey(b, i); !ok {
-					return false
+					return i, false
 				}
 			}
 			break

@@ -19,6 +19,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/reinhq/rein/session"
+	"github.com/reinhq/rein/session/internal/opened"
 	"github.com/reinhq/rein/session/internal/proc"
 )
 
@@ -94,9 +95,7 @@ type Store struct {
 	ident atomic.Pointer[backend] // the server process of the own connection
 	held  atomic.Int64            // leases this Store holds, to skip idle renewals
 
-	mu       sync.Mutex
-	closed   bool
-	sessions map[session.ID]*state
+	sessions opened.Sessions[state]
 
 	subs       session.Broadcaster // wakes Subscribe's channels after appends
 	listen     context.Context     // done at the first Subscribe: start listening
@@ -122,7 +121,7 @@ type state struct {
 // rein are refused with an error wrapping session.ErrUnsupported. Close
 // releases it all.
 func Open(ctx context.Context, url string, opts *Options) (*Store, error) {
-	s := &Store{sessions: map[session.ID]*state{}, pid: os.Getpid(), listened: make(chan struct{}), done: make(chan struct{})}
+	s := &Store{pid: os.Getpid(), listened: make(chan struct{}), done: make(chan struct{})}
 	s.listen, s.wantListen = context.WithCancel(context.Background())
 	if opts != nil {
 		s.opts = *opts
@@ -208,24 +207,10 @@ func (s *Store) Schema() string { return s.schema }
 func (s *Store) Pool() *pgxpool.Pool { return s.pool }
 
 func (s *Store) get(id session.ID) (*state, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
-		return nil, session.ErrClosed
-	}
-	st := s.sessions[id]
-	if st == nil {
-		st = &state{}
-		s.sessions[id] = st
-	}
-	return st, nil
+	return s.sessions.Get(id, func() *state { return &state{} })
 }
 
-func (s *Store) isClosed() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.closed
-}
+func (s *Store) isClosed() bool { return s.sessions.Closed() }
 
 // pgCode returns the SQLSTATE of a server error, or "".
 func pgCode(err error) string {
@@ -384,11 +369,7 @@ func (s *Store) Delete(ctx context.Context, id session.ID) error {
 		}
 		return s.wrap(fmt.Sprintf("delete %q", id), err)
 	}
-	s.mu.Lock()
-	if s.sessions[id] == st {
-		delete(s.sessions, id)
-	}
-	s.mu.Unlock()
+	s.sessions.Forget(id, st)
 	if st.held {
 		s.held.Add(-1)
 	}
@@ -401,15 +382,10 @@ func (s *Store) Delete(ctx context.Context, id session.ID) error {
 // a connection until it ends). It is idempotent; the Store is unusable
 // afterwards.
 func (s *Store) Close() error {
-	s.mu.Lock()
-	if s.closed {
-		s.mu.Unlock()
+	if _, first := s.sessions.Close(); !first {
 		return nil
 	}
-	s.closed = true
 	s.subs.Close()
-	s.sessions = nil
-	s.mu.Unlock()
 	s.stop()
 	<-s.done
 	s.wantListen()

@@ -78,3 +78,40 @@ func TestSessionRowFollowsStepEnds(t *testing.T) {
 	}
 	check(st2, 5, next.Time)
 }
+
+// Header strings of any bytes (digits and commas, a NUL, control and
+// non-ASCII characters, empty ones), negative times and payloads of any
+// type are read back as they were appended.
+func TestEventHeadersReadBackExactly(t *testing.T) {
+	ctx := context.Background()
+	st := open(t, filepath.Join(t.TempDir(), "s.db"), nil)
+	defer st.Close()
+	id, err := st.Create(ctx, &session.CreateRequest{ID: "h"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t0 := time.Unix(0, -1_500_000_000)
+	want := []session.Event{
+		{Seq: 1, Time: t0, Turn: "12,3,", Run: "r\x00n", Data: &session.TurnStart{Trigger: session.TriggerPrompt}},
+		{Seq: 2, Time: t0.Add(time.Nanosecond), Turn: "12,3,", Run: "r\x00n", ParentRun: "p\x1f,", Agent: "ägent 7",
+			Data: &session.StepStart{Step: 1}},
+		{Seq: 3, Time: time.Unix(1700000000, 7), Turn: "", Run: "", Agent: ",", Data: &session.Unknown{Type: "x,9\x00", Raw: []byte(`{"a":[1,"\u0000"]}`)}},
+		{Seq: 4, Time: time.Unix(1700000000, 8), Turn: "t", Data: &session.TurnEnd{Reason: session.EndCompleted}},
+	}
+	if err := st.Append(ctx, id, want...); err != nil {
+		t.Fatal(err)
+	}
+	for i := range want {
+		want[i].Session = id
+	}
+	var got []session.Event
+	for e, err := range st.Events(ctx, id, 0) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, e)
+	}
+	if diff := cmp.Diff(want, got, cmp.Comparer(func(a, b time.Time) bool { return a.Equal(b) })); diff != "" {
+		t.Errorf("Events (-want +got):\n%s", diff)
+	}
+}

@@ -1,0 +1,166 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/reinhq/rein/session"
+)
+
+// check opens id for the first time in this Store, in one transaction:
+// unless a live process holds the session's lock, it closes an open tail
+// turn with session.RepairEvents, and if hold it takes the lock, which
+// this Store keeps until Close or Delete. A lock held elsewhere is an
+// error only if hold. st.mu must be held.
+func (s *Store) check(ctx context.Context, id session.ID, st *state, hold bool) error {
+	if st.held || (st.checked && !hold) {
+		return nil
+	}
+	var repaired []session.Event
+	err := s.write(ctx, true, false, func(tx *sql.Tx) error {
+		repaired = nil
+		var last int64
+		if err := tx.QueryRowContext(ctx, `SELECT `+newestSeq+` FROM sessions WHERE id = ?`, string(id)).Scan(&last); err != nil {
+			if errors.Is(err, sql.ErrNoRows) {
+				return fmt.Errorf("sqlite: session %q: %w", id, session.ErrNotFound)
+			}
+			return err
+		}
+		h, locked, err := s.lockHolder(ctx, tx, id)
+		if err != nil {
+			return err
+		}
+		if locked {
+			if hold {
+				return fmt.Errorf("sqlite: session %q is held by %s; wait for it to finish or stop it: %w", id, h, session.ErrLocked)
+			}
+			return errSkip
+		}
+		// A lock row left by another Store means its process died while
+		// appending (a clean Close deletes it): close what it left open.
+		// Without one, an open turn is one its writer meant to continue.
+		if h.Owner != "" && h.Owner != s.owner {
+			if repaired, err = s.repair(ctx, tx, id, last); err != nil {
+				return err
+			}
+			if len(repaired) > 0 {
+				last = repaired[len(repaired)-1].Seq
+				s.log.Warn("sqlite: closed the turn a crashed process left open", "session", id, "holder", h.String(),
+					"events", len(repaired), "last_seq", last)
+			}
+			if !hold {
+				if _, err := tx.ExecContext(ctx, `DELETE FROM locks WHERE session = ?`, string(id)); err != nil {
+					return err
+				}
+			}
+		}
+		if hold {
+			if _, err := tx.ExecContext(ctx,
+				`INSERT OR REPLACE INTO locks (session, owner, pid, host, started, since) VALUES (?, ?, ?, ?, ?, ?)`,
+				string(id), s.owner, s.pid, s.host, s.start, s.now().UnixNano()); err != nil {
+				return err
+			}
+		}
+		st.lastSeq = last
+		return nil
+	})
+	if errors.Is(err, errSkip) {
+		return nil
+	}
+	if err != nil {
+		if errors.Is(err, session.ErrNotFound) || errors.Is(err, session.ErrLocked) || errors.Is(err, session.ErrClosed) {
+			return err
+		}
+		return fmt.Errorf("sqlite: open session %q: %w", id, err)
+	}
+	st.checked = true
+	st.held = hold
+	return nil
+}
+
+var errSkip = errors.New("skip")
+
+// lockHolder reads the lock of id and says whether another live Store holds it.
+func (s *Store) lockHolder(ctx context.Context, tx *sql.Tx, id session.ID) (holder, bool, error) {
+	var (
+		h     holder
+		since int64
+	)
+	err := tx.QueryRowContext(ctx, `SELECT owner, pid, host, started, since FROM locks WHERE session = ?`, string(id)).
+		Scan(&h.Owner, &h.PID, &h.Host, &h.Started, &since)
+	if errors.Is(err, sql.ErrNoRows) {
+		return h, false, nil
+	}
+	if err != nil {
+		return h, false, err
+	}
+	h.Since = time.Unix(0, since)
+	if h.Owner == s.owner {
+		return h, false, nil
+	}
+	if h.PID == s.pid && h.Host == s.host {
+		return h, true, nil // another Store of this process
+	}
+	return h, alive(h, s.host), nil
+}
+
+// repair closes the turns left open at the end of id's log; last is the
+// session's last seq. It returns the events it appended.
+func (s *Store) repair(ctx context.Context, tx *sql.Tx, id session.ID, last int64) ([]session.Event, error) {
+	rows, err := tx.QueryContext(ctx, `SELECT seq, type, run, parent_run FROM events
+		WHERE session = ? AND type IN ('turn.start', 'turn.end') ORDER BY seq`, string(id))
+	if err != nil {
+		return nil, err
+	}
+	open := map[string]int64{} // lane → seq of its open turn.start
+	for rows.Next() {
+		var (
+			seq            int64
+			typ, run, prun string
+		)
+		if err := rows.Scan(&seq, &typ, &run, &prun); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		lane := ""
+		if prun != "" {
+			lane = run
+		}
+		if typ == session.TypeTurnStart {
+			open[lane] = seq
+		} else {
+			delete(open, lane)
+		}
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if len(open) == 0 {
+		return nil, nil
+	}
+	from := last + 1
+	for _, seq := range open {
+		from = min(from, seq)
+	}
+	var tail []session.Event
+	for ev, err := range s.query(ctx, tx, id, from-1) {
+		if err != nil {
+			return nil, err
+		}
+		tail = append(tail, ev)
+	}
+	fix := session.RepairEvents(tail, s.now())
+	if len(fix) == 0 {
+		return nil, nil
+	}
+	for i := range fix {
+		fix[i].Session = id
+	}
+	if err := s.insert(ctx, tx, id, last, fix); err != nil {
+		return nil, err
+	}
+	return fix, nil
+}

@@ -1,0 +1,177 @@
+package sqlite
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"iter"
+	"time"
+
+	"github.com/reinhq/rein/session"
+)
+
+type querier interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+// eventsQuery reads an event's header strings and data as one blob,
+// each string followed by a unit separator (0x1F). The driver makes a Go
+// value of every column of every row, at a cost in time and allocations
+// that was most of a read: three columns cost far less than eight, and
+// numbers as columns less than numbers formatted into the blob. Valid
+// JSON holds no raw 0x1F, so when the data part of a row does, a header
+// string held one, and the row is read again by eventQuery.
+const eventsQuery = `SELECT seq, time, CAST(type || char(31) || turn || char(31) || run || char(31) ||
+	parent_run || char(31) || agent || char(31) || data AS BLOB)
+	FROM events WHERE session = ? AND seq > ? ORDER BY seq`
+
+// eventQuery reads the header strings and the data of one event apart.
+const eventQuery = `SELECT type, turn, run, parent_run, agent, data FROM events WHERE session = ? AND seq = ?`
+
+// query yields the events of id with seq > afterSeq.
+func (s *Store) query(ctx context.Context, q querier, id session.ID, afterSeq int64) iter.Seq2[session.Event, error] {
+	return func(yield func(session.Event, error) bool) {
+		rows, err := q.QueryContext(ctx, eventsQuery, string(id), afterSeq)
+		if err != nil {
+			yield(session.Event{}, fmt.Errorf("sqlite: read session %q: %w", id, err))
+			return
+		}
+		defer rows.Close()
+		var (
+			seq, t int64
+			row    sql.RawBytes
+			f      [6][]byte
+			d      rowDecoder
+		)
+		for rows.Next() {
+			if err := rows.Scan(&seq, &t, &row); err != nil {
+				yield(session.Event{}, fmt.Errorf("sqlite: read session %q: %w", id, err))
+				return
+			}
+			if !split(&f, row) {
+				err := q.QueryRowContext(ctx, eventQuery, string(id), seq).Scan(&f[0], &f[1], &f[2], &f[3], &f[4], &f[5])
+				if err != nil {
+					yield(session.Event{}, fmt.Errorf("sqlite: read session %q seq %d: %w", id, seq, err))
+					return
+				}
+			}
+			ev, err := d.decode(&f)
+			if err != nil {
+				yield(session.Event{}, fmt.Errorf("sqlite: %s: session %q seq %d: %w", s.path, id, seq, err))
+				return
+			}
+			ev.Seq, ev.Time, ev.Session = seq, time.Unix(0, t), id
+			if !yield(ev, nil) {
+				return
+			}
+		}
+		if err := rows.Err(); err != nil {
+			yield(session.Event{}, fmt.Errorf("sqlite: read session %q: %w", id, err))
+		}
+	}
+}
+
+// Events yields the events of session id with seq > afterSeq. The first
+// read of a session in this Store closes an open tail turn left by a
+// crashed process.
+func (s *Store) Events(ctx context.Context, id session.ID, afterSeq int64) iter.Seq2[session.Event, error] {
+	return func(yield func(session.Event, error) bool) {
+		st, err := s.get(id)
+		if err != nil {
+			yield(session.Event{}, err)
+			return
+		}
+		st.mu.Lock()
+		err = s.check(ctx, id, st, false)
+		st.mu.Unlock()
+		if err != nil {
+			yield(session.Event{}, err)
+			return
+		}
+		// One read transaction: the session row and its events agree.
+		tx, err := s.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+		if err != nil {
+			yield(session.Event{}, fmt.Errorf("sqlite: read session %q: %w", id, err))
+			return
+		}
+		defer tx.Rollback()
+		var one int
+		if err := tx.QueryRowContext(ctx, `SELECT 1 FROM sessions WHERE id = ?`, string(id)).Scan(&one); err != nil {
+			if errors.Is(err, sql.ErrNoRows) {
+				err = fmt.Errorf("sqlite: session %q: %w", id, session.ErrNotFound)
+			}
+			yield(session.Event{}, err)
+			return
+		}
+		for ev, err := range s.query(ctx, tx, id, afterSeq) {
+			if !yield(ev, err) || err != nil {
+				return
+			}
+		}
+	}
+}
+
+// split cuts a row's blob of eventsQuery into the five header strings
+// (type, turn, run, parent_run, agent) and the data. It reports false
+// if the cut is not sure: a header string held a separator.
+func split(f *[6][]byte, row []byte) bool {
+	for k := range 5 {
+		i := bytes.IndexByte(row, 0x1F)
+		if i < 0 {
+			return false
+		}
+		f[k], row = row[:i], row[i+1:]
+	}
+	f[5] = row
+	return bytes.IndexByte(row, 0x1F) < 0
+}
+
+// rowDecoder decodes the events of a query in order. It shares the
+// header strings an event repeats from the one before and the event
+// types, so that a long log allocates them once per turn, and through
+// its session.Decoder the tool names and call IDs.
+type rowDecoder struct {
+	prev  [4]string // turn, run, parent_run and agent of the last event
+	types map[string]string
+	dec   session.Decoder
+}
+
+// decode decodes an event's header strings and data, as split cuts
+// them; it leaves seq, time and session to the caller.
+func (d *rowDecoder) decode(f *[6][]byte) (session.Event, error) {
+	var (
+		ev session.Event
+		h  [4]string
+	)
+	for k := range h {
+		if h[k] = d.prev[k]; h[k] != string(f[k+1]) {
+			h[k] = string(f[k+1])
+			d.prev[k] = h[k]
+		}
+	}
+	ev.Turn, ev.Run, ev.ParentRun, ev.Agent = session.TurnID(h[0]), session.RunID(h[1]), session.RunID(h[2]), h[3]
+	p, err := d.dec.DecodePayload(d.typ(f[0]), f[5])
+	if err != nil {
+		return ev, err
+	}
+	ev.Data = p
+	return ev, nil
+}
+
+// typ returns the event type b names, allocating each type once.
+func (d *rowDecoder) typ(b []byte) string {
+	if s, ok := d.types[string(b)]; ok {
+		return s
+	}
+	s := string(b)
+	if d.types == nil {
+		d.types = map[string]string{}
+	}
+	if len(d.types) < 64 {
+		d.types[s] = s
+	}
+	return s
+}
