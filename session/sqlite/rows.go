@@ -41,37 +41,53 @@ func (s *Store) query(ctx context.Context, q querier, id session.ID, afterSeq in
 		}
 		defer rows.Close()
 		var (
+			f       [6][]byte
+			d       rowDecoder
+			stopped bool // yield returned false, or was given an error
+		)
+		// emit decodes a row and yields its event; false stops the read.
+		emit := func(seq, t int64, row []byte) bool {
+			ev, err := s.event(ctx, q, &d, &f, id, seq, t, row)
+			stopped = !yield(ev, err) || err != nil
+			return !stopped
+		}
+		var (
 			seq, t int64
 			row    sql.RawBytes
-			f      [6][]byte
-			d      rowDecoder
 		)
-		for rows.Next() {
-			if err := rows.Scan(&seq, &t, &row); err != nil {
-				yield(session.Event{}, fmt.Errorf("sqlite: read session %q: %w", id, err))
-				return
+		for n := 1; rows.Next(); n++ {
+			if err = rows.Scan(&seq, &t, &row); err != nil || !emit(seq, t, row) {
+				break
 			}
-			if !split(&f, row) {
-				err := q.QueryRowContext(ctx, eventQuery, string(id), seq).Scan(&f[0], &f[1], &f[2], &f[3], &f[4], &f[5])
-				if err != nil {
-					yield(session.Event{}, fmt.Errorf("sqlite: read session %q seq %d: %w", id, seq, err))
-					return
-				}
-			}
-			ev, err := d.decode(&f)
-			if err != nil {
-				yield(session.Event{}, fmt.Errorf("sqlite: %s: session %q seq %d: %w", s.path, id, seq, err))
-				return
-			}
-			ev.Seq, ev.Time, ev.Session = seq, time.Unix(0, t), id
-			if !yield(ev, nil) {
-				return
+			if n == sequentialRows {
+				err = prefetch(rows, emit)
+				break
 			}
 		}
-		if err := rows.Err(); err != nil {
+		if err == nil {
+			err = rows.Err()
+		}
+		if err != nil && !stopped {
 			yield(session.Event{}, fmt.Errorf("sqlite: read session %q: %w", id, err))
 		}
 	}
+}
+
+// event decodes one row of eventsQuery, reading it again column by
+// column when its blob cannot be cut for sure.
+func (s *Store) event(ctx context.Context, q querier, d *rowDecoder, f *[6][]byte, id session.ID, seq, t int64, row []byte) (session.Event, error) {
+	if !split(f, row) {
+		err := q.QueryRowContext(ctx, eventQuery, string(id), seq).Scan(&f[0], &f[1], &f[2], &f[3], &f[4], &f[5])
+		if err != nil {
+			return session.Event{}, fmt.Errorf("sqlite: read session %q seq %d: %w", id, seq, err)
+		}
+	}
+	ev, err := d.decode(f)
+	if err != nil {
+		return session.Event{}, fmt.Errorf("sqlite: %s: session %q seq %d: %w", s.path, id, seq, err)
+	}
+	ev.Seq, ev.Time, ev.Session = seq, time.Unix(0, t), id
+	return ev, nil
 }
 
 // Events yields the events of session id with seq > afterSeq. The first

@@ -1,0 +1,73 @@
+package sqlite_test
+
+import (
+	"context"
+	"path/filepath"
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/reinhq/rein/internal/testwait"
+	"github.com/reinhq/rein/session"
+)
+
+// A read long enough to step its statement on a goroutine yields every
+// event in order, including one read again column by column, stops where
+// its reader stops, and leaves no goroutine behind.
+func TestLongReadYieldsInOrderAndStops(t *testing.T) {
+	ctx := context.Background()
+	st := open(t, filepath.Join(t.TempDir(), "s.db"), nil)
+	defer st.Close()
+	id, err := st.Create(ctx, &session.CreateRequest{ID: "long"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 3000
+	t0 := time.Unix(1700000000, 0)
+	evs := []session.Event{{Seq: 1, Time: t0, Turn: "t1", Data: &session.TurnStart{Trigger: session.TriggerPrompt}}}
+	for seq := int64(2); seq <= n; seq++ {
+		ev := session.Event{Seq: seq, Time: t0.Add(time.Duration(seq)), Turn: "t1", Data: &session.StepStart{Step: int(seq)}}
+		if seq == 2500 {
+			ev.Agent = "a\x1fb" // a separator in a header string: the row is read again
+		}
+		evs = append(evs, ev)
+	}
+	if err := st.Append(ctx, id, evs...); err != nil {
+		t.Fatal(err)
+	}
+	before := runtime.NumGoroutine()
+	for _, from := range []int64{0, 100, 2000} {
+		want := from + 1
+		for e, err := range st.Events(ctx, id, from) {
+			if err != nil {
+				t.Fatalf("from %d: %v", from, err)
+			}
+			if e.Seq != want || !e.Time.Equal(t0.Add(time.Duration(e.Seq))) && e.Seq > 1 {
+				t.Fatalf("from %d: got seq %d at %v, want seq %d", from, e.Seq, e.Time, want)
+			}
+			if e.Seq == 2500 && e.Agent != "a\x1fb" {
+				t.Errorf("seq 2500's agent = %q", e.Agent)
+			}
+			want++
+		}
+		if want != n+1 {
+			t.Errorf("from %d: read up to seq %d, want %d", from, want-1, n)
+		}
+	}
+	read := 0
+	for _, err := range st.Events(ctx, id, 0) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if read++; read == 1500 {
+			break
+		}
+	}
+	if !testwait.For(3*time.Second, func() bool { return runtime.NumGoroutine() <= before }) {
+		t.Errorf("%d goroutines after the reads, %d before", runtime.NumGoroutine(), before)
+	}
+	// The store still reads and writes after a read was cut short.
+	if err := st.Append(ctx, id, session.Event{Seq: n + 1, Time: t0, Turn: "t1", Data: &session.TurnEnd{Reason: session.EndCompleted}}); err != nil {
+		t.Fatal(err)
+	}
+}
