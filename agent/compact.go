@@ -235,12 +235,9 @@ type compactPlan struct {
 func (a *Agent) compact(ctx context.Context, t Target, keep int, instructions string, n *notifier, tailCap int64) (*compactPlan, error) {
 	o := a.compactOpts()
 	sid := a.Session()
-	var evs []session.Event
-	for ev, err := range a.store.Events(ctx, sid, 0) {
-		if err != nil {
-			return nil, fmt.Errorf("agent: compact: read session %s: %w", sid, err)
-		}
-		evs = append(evs, ev)
+	evs, err := session.Collect(a.store.Events(ctx, sid, 0))
+	if err != nil {
+		return nil, fmt.Errorf("agent: compact: read session %s: %w", sid, err)
 	}
 	cutIdx, err := cutPoint(evs, keep, tailCap)
 	if err != nil {

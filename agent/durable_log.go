@@ -58,12 +58,9 @@ func (w *logWriter) eventsFrom(ctx context.Context, seq int64) ([]session.Event,
 	if seq == 0 {
 		return nil, nil
 	}
-	var events []session.Event
-	for ev, err := range w.store.Events(ctx, w.sid, seq-1) {
-		if err != nil {
-			return nil, fmt.Errorf("agent: read the last turn of session %s: %w", w.sid, err)
-		}
-		events = append(events, ev)
+	events, err := session.Collect(w.store.Events(ctx, w.sid, seq-1))
+	if err != nil {
+		return nil, fmt.Errorf("agent: read the last turn of session %s: %w", w.sid, err)
 	}
 	return events, nil
 }

@@ -58,12 +58,9 @@ func (w *logWriter) open(ctx context.Context, id session.ID) error {
 	} else if err != nil {
 		return fmt.Errorf("agent: open session %s: %w", id, err)
 	}
-	var events []session.Event
-	for ev, err := range w.store.Events(ctx, id, 0) {
-		if err != nil {
-			return fmt.Errorf("agent: read session %s: %w", id, err)
-		}
-		events = append(events, ev)
+	events, err := session.Collect(w.store.Events(ctx, id, 0))
+	if err != nil {
+		return fmt.Errorf("agent: read session %s: %w", id, err)
 	}
 	w.take(events)
 	if w.durable && w.tail.seq > 0 {

@@ -77,12 +77,5 @@ func (s *Server) summary(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) readAll(r *http.Request, id session.ID) ([]session.Event, error) {
-	var events []session.Event
-	for ev, err := range s.opts.Store.Events(r.Context(), id, 0) {
-		if err != nil {
-			return nil, err
-		}
-		events = append(events, ev)
-	}
-	return events, nil
+	return session.Collect(s.opts.Store.Events(r.Context(), id, 0))
 }

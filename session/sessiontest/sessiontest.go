@@ -176,14 +176,7 @@ func DiffEvents(want, got []session.Event) string {
 
 // ReadAll reads every event of id after afterSeq.
 func ReadAll(ctx context.Context, st session.Store, id session.ID, afterSeq int64) ([]session.Event, error) {
-	var out []session.Event
-	for e, err := range st.Events(ctx, id, afterSeq) {
-		if err != nil {
-			return out, err
-		}
-		out = append(out, e)
-	}
-	return out, nil
+	return session.Collect(st.Events(ctx, id, afterSeq))
 }
 
 func mustCreate(t *testing.T, st session.Store, req *session.CreateRequest) session.ID {
