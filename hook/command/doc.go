@@ -44,7 +44,8 @@
 // vocabulary, through the one table Vocabulary used both ways: shell is
 // Bash (its timeout in milliseconds), read/write/edit/multi_edit are
 // Read/Write/Edit/MultiEdit (file_path beside path), todo is TodoWrite
-// (todos for items; a returned todo's activeForm and priority, which
+// (todos for items; each todo told gets an activeForm, its content, as
+// the format requires; a returned todo's activeForm and priority, which
 // rein's list has no place for, are dropped), ls, glob and grep are LS,
 // Glob and Grep, and MCP tools (mcp_SERVER_TOOL) are mcp__SERVER__TOOL.
 // A matcher may name either spelling, and an updatedInput may use

@@ -196,7 +196,8 @@ func TestVocabularyBothWays(t *testing.T) {
 		name, tool, args, out, update, back string
 	}{
 		{"shell timeout is milliseconds", "shell", `{"command":"make","timeout":30}`, `{"command":"make","timeout":30000}`, `{"timeout":120000}`, `{"command":"make","timeout":120}`},
-		{"todo items are todos", "todo", `{"items":[{"content":"a","status":"pending"}]}`, `{"todos":[{"content":"a","status":"pending"}]}`, `{"todos":[]}`, `{"items":[]}`},
+		{"todo items are todos, with the activeForm the format requires", "todo", `{"items":[{"content":"a","status":"pending"}]}`, `{"todos":[{"activeForm":"a","content":"a","status":"pending"}]}`, `{"todos":[]}`, `{"items":[]}`},
+		{"a todo told back as it was told is rein's again", "todo", `{"items":[{"content":"a","status":"pending"}]}`, `{"todos":[{"activeForm":"a","content":"a","status":"pending"}]}`, `{"todos":[{"activeForm":"a","content":"a","status":"pending"}]}`, `{"items":[{"content":"a","status":"pending"}]}`},
 		{"a shell timeout in milliseconds comes back exact", "shell", `{"command":"make"}`, `{"command":"make"}`, `{"timeout":700}`, `{"command":"make","timeout":0.7}`},
 		{"todos in TodoWrite's shape", "todo", `{"items":[]}`, `{"todos":[]}`,
 			`{"todos":[{"content":"a","status":"pending","activeForm":"Doing a"},{"id":"2","content":"b","status":"completed","priority":"high"}]}`,
@@ -242,7 +243,7 @@ func TestToolResponseShapes(t *testing.T) {
 		{"shell interrupted", "shell", `{"command":"sleep 9"}`, killed, `{"stdout":"","stderr":"","interrupted":true,"isImage":false,"exit_code":-1}`},
 		{"write", "write", `{"path":"a.go","content":"package a"}`, tool.Text("Created a.go"), `{"type":"create","filePath":"a.go","content":"package a","success":true,"output":"Created a.go"}`},
 		{"edit", "edit", `{"path":"a.go","old_string":"a","new_string":"b"}`, tool.Text("Edited a.go"), `{"filePath":"a.go","oldString":"a","newString":"b","success":true,"output":"Edited a.go"}`},
-		{"todo", "todo", `{"items":[{"content":"a","status":"pending"}]}`, tool.Text("1 item"), `{"newTodos":[{"content":"a","status":"pending"}],"output":"1 item"}`},
+		{"todo", "todo", `{"items":[{"content":"a","status":"pending"}]}`, tool.Text("1 item"), `{"newTodos":[{"activeForm":"a","content":"a","status":"pending"}],"output":"1 item"}`},
 		{"other", "glob", `{"pattern":"*"}`, tool.Text("a.go"), `{"output":"a.go"}`},
 	}
 	for _, tt := range tests {

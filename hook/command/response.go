@@ -42,7 +42,7 @@ func todoOf(args json.RawMessage, text string) any {
 	if len(in.Items) == 0 {
 		return map[string]any{"output": text}
 	}
-	return map[string]any{"newTodos": in.Items, "output": text}
+	return map[string]any{"newTodos": theirTodos(in.Items), "output": text}
 }
 
 // toolResponse is tool_response for a call of rein's tool name with args

@@ -103,6 +103,9 @@ func outInput(name string, args json.RawMessage) json.RawMessage {
 	if v.TimeoutMillis {
 		scaleNumber(m, "timeout", func(s float64) float64 { return s * 1000 })
 	}
+	if name == todo.Name {
+		m["todos"] = theirTodos(m["todos"])
+	}
 	b, err := json.Marshal(m)
 	if err != nil {
 		return args
@@ -166,6 +169,26 @@ func applyUpdate(name string, args, update json.RawMessage) (json.RawMessage, er
 // has no counterpart for: activeForm (the step as shown while it is in
 // progress) and priority (of earlier versions of the format).
 var theirTodoOnly = []string{"activeForm", "priority"}
+
+// theirTodos is a todo list as the hook format writes it: each item with
+// an activeForm, which the format requires and rein's items do not have,
+// taken from its content. A list it cannot read is left as it is.
+func theirTodos(items json.RawMessage) json.RawMessage {
+	var list []map[string]json.RawMessage
+	if json.Unmarshal(items, &list) != nil {
+		return items
+	}
+	for _, it := range list {
+		if _, ok := it["activeForm"]; !ok && it["content"] != nil {
+			it["activeForm"] = it["content"]
+		}
+	}
+	b, err := json.Marshal(list)
+	if err != nil {
+		return items
+	}
+	return b
+}
 
 // dropTheirTodoFields removes theirTodoOnly from each element of the
 // items a hook returned, so a list in the hook format's shape is taken up;
