@@ -85,6 +85,9 @@ func (a *app) hookLoadOptions(root, from string) (*command.LoadOptions, error) {
 		return nil, err
 	}
 	opts := &command.LoadOptions{Dir: root, Claude: claude, ConfigSource: path}
+	if home, err := os.UserHomeDir(); err == nil {
+		opts.Home = home // with claude, the user's ~/.claude/settings.json
+	}
 	if len(cfg.Hooks) > 0 {
 		opts.Config = &command.Settings{Hooks: cfg.Hooks}
 	}
@@ -93,7 +96,8 @@ func (a *app) hookLoadOptions(root, from string) (*command.LoadOptions, error) {
 
 // loadHooks builds the hook runner of workspace root: the config file's
 // [hooks], .rein/settings.json, and with --hooks-from claude (or
-// hooks_from = "claude") .claude/settings.json and settings.local.json.
+// hooks_from = "claude") the user's ~/.claude/settings.json, then the
+// workspace's .claude/settings.json and settings.local.json.
 // It returns nil, nil when nothing is configured. Non-blocking hook
 // errors and hooks' system messages are printed on a.stderr; each
 // session's transcript, in the format hook programs parse, is kept under
@@ -209,7 +213,7 @@ func joinNotices(srcs ...func() []string) func() []string {
 
 // addHooksFlag registers --hooks-from on a command that runs the agent.
 func addHooksFlag(cmd *cobra.Command, p *string) {
-	cmd.Flags().StringVar(p, "hooks-from", "", "also run the hooks of another tool's settings: claude reads .claude/settings.json and settings.local.json (default from hooks_from in the config)")
+	cmd.Flags().StringVar(p, "hooks-from", "", "also run the hooks of another tool's settings: claude reads ~/.claude/settings.json, then .claude/settings.json and settings.local.json (default from hooks_from in the config)")
 }
 
 func (a *app) hooksCommand() *cobra.Command {
@@ -224,8 +228,8 @@ settings files.
 
 rein reads the [hooks] of its config file, .rein/settings.json and
 .rein/settings.local.json of the workspace, and with --hooks-from claude (or
-hooks_from = "claude" in the config) .claude/settings.json and
-.claude/settings.local.json, then the hooks/hooks.json of each plugin
+hooks_from = "claude" in the config) the user's ~/.claude/settings.json and
+the workspace's .claude/settings.json and .claude/settings.local.json, then the hooks/hooks.json of each plugin
 folder under .rein/plugins (and with claude .claude/plugins), whose
 commands get $CLAUDE_PLUGIN_ROOT.
 

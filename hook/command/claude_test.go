@@ -50,6 +50,25 @@ func TestLoadClaudeSettings(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("entries (-want +got):\n%s", diff)
 	}
+	// The user's settings come before the workspace's, with the switch.
+	home := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(home, ".claude"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	user := `{"hooks":{"PreToolUse":[{"matcher":"TodoWrite","hooks":[{"type":"command","command":"true"}]}]}}`
+	if err := os.WriteFile(filepath.Join(home, ".claude", "settings.json"), []byte(user), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	withUser, err := command.Load(&command.LoadOptions{Dir: dir, Claude: true, Home: home})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(withUser) != len(entries)+1 || withUser[0].Matcher != "TodoWrite" || withUser[0].Source != filepath.Join(home, ".claude", "settings.json") {
+		t.Errorf("with the user's settings: %d entries, first %+v; want %d, the user's first", len(withUser), withUser[0], len(entries)+1)
+	}
+	if only, _ := command.Load(&command.LoadOptions{Dir: dir, Home: home}); len(only) != 0 {
+		t.Errorf("without the switch the user's settings gave %d entries", len(only))
+	}
 	// Without the switch, .claude is not read.
 	none, err := command.Load(&command.LoadOptions{Dir: dir})
 	if err != nil || len(none) != 0 {

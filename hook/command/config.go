@@ -167,8 +167,11 @@ type LoadOptions struct {
 	// ConfigSource names the config file in listings; empty means "config".
 	ConfigSource string
 	// Claude also reads .claude/settings.json and
-	// .claude/settings.local.json of Dir (--hooks-from claude).
+	// .claude/settings.local.json of Dir (--hooks-from claude), and,
+	// before them, the user's .claude/settings.json under Home.
 	Claude bool
+	// Home is the user's home directory; empty reads no user settings.
+	Home string
 }
 
 // Files returns the settings files Load reads for opts, in order, whether
@@ -180,6 +183,9 @@ func Files(opts *LoadOptions) []string {
 	files := []string{
 		filepath.Join(opts.Dir, ".rein", "settings.json"),
 		filepath.Join(opts.Dir, ".rein", "settings.local.json"),
+	}
+	if opts.Claude && opts.Home != "" {
+		files = append(files, filepath.Join(opts.Home, ".claude", "settings.json"))
 	}
 	if opts.Claude {
 		files = append(files,
