@@ -16,19 +16,22 @@ const module = "github.com/reinhq/rein"
 var layers = map[string][]string{
 	"llm":         {},
 	"llm/llmtest": {"llm"},
-	"provider":    {"llm", "provider/internal"},
-	"session":     {"llm", "session"},
-	"tool":        {"llm", "tool"},
-	"hook":        {"llm", "tool", "session", "hook"},
-	"mcp":         {"llm", "tool", "session", "hook", "mcp"},
-	"skill":       {"llm", "tool", "session", "hook", "skill"},
-	"agent":       {"llm", "tool", "session", "hook", "skill", "agent"},
-	"internal":    {"llm", "tool", "session", "hook", "internal"},
-	"durable":     {"llm", "tool", "session", "hook", "agent", "durable"},
-	"serve":       {"llm", "tool", "session", "hook", "agent", "serve"},
-	"telemetry":   {"llm", "tool", "session", "hook", "agent", "telemetry"},
-	"acp":         {"llm", "tool", "session", "hook", "mcp", "agent", "acp"},
-	"cmd":         {""}, // the host may import anything
+	// JSON string escapes, for the direct decoders of the stores and the
+	// adapters: a leaf below every layer.
+	"internal/jsonesc": {},
+	"provider":         {"llm", "provider/internal", "internal/jsonesc"},
+	"session":          {"llm", "session", "internal/jsonesc"},
+	"tool":             {"llm", "tool"},
+	"hook":             {"llm", "tool", "session", "hook"},
+	"mcp":              {"llm", "tool", "session", "hook", "mcp"},
+	"skill":            {"llm", "tool", "session", "hook", "skill"},
+	"agent":            {"llm", "tool", "session", "hook", "skill", "agent"},
+	"internal":         {"llm", "tool", "session", "hook", "internal"},
+	"durable":          {"llm", "tool", "session", "hook", "agent", "durable"},
+	"serve":            {"llm", "tool", "session", "hook", "agent", "serve"},
+	"telemetry":        {"llm", "tool", "session", "hook", "agent", "telemetry"},
+	"acp":              {"llm", "tool", "session", "hook", "mcp", "agent", "acp"},
+	"cmd":              {""}, // the host may import anything
 }
 
 // testKit lists what every package's tests may import besides their own

@@ -4,8 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"strings"
-	"unicode/utf16"
 	"unicode/utf8"
+
+	"github.com/reinhq/rein/internal/jsonesc"
 )
 
 // reader walks compact JSON as this package writes it. A read that
@@ -261,11 +262,12 @@ func (r *reader) escaped(start, esc int, high bool) string {
 		switch c := b[j]; {
 		case c == '\\':
 			sb.Write(b[from:j])
-			n, ok := unescape(&sb, b[j:end])
+			c, n, ok := jsonesc.Decode(b[j:end])
 			if !ok {
 				r.fail()
 				return ""
 			}
+			sb.WriteRune(c)
 			j += n
 			from = j
 		case c < 0x20:
@@ -305,77 +307,6 @@ func closingQuote(b []byte, i int) int {
 		}
 		i = q + 1
 	}
-}
-
-// unescape writes the character escape b starts with to sb and returns
-// the escape's length.
-func unescape(sb *strings.Builder, b []byte) (int, bool) {
-	if len(b) < 2 {
-		return 0, false
-	}
-	if c := shortEscape(b[1]); c != 0 {
-		sb.WriteByte(c)
-		return 2, true
-	}
-	r1, ok := hex4(b[1:])
-	if !ok {
-		return 0, false
-	}
-	if !utf16.IsSurrogate(r1) {
-		sb.WriteRune(r1)
-		return 6, true
-	}
-	if len(b) < 12 || b[6] != '\\' {
-		return 0, false
-	}
-	r2, ok := hex4(b[7:])
-	if r := utf16.DecodeRune(r1, r2); ok && r != utf8.RuneError {
-		sb.WriteRune(r)
-		return 12, true
-	}
-	return 0, false
-}
-
-// hex4 reads the rune of "uXXXX".
-func hex4(b []byte) (rune, bool) {
-	if len(b) < 5 || b[0] != 'u' {
-		return 0, false
-	}
-	var r rune
-	for _, c := range b[1:5] {
-		switch {
-		case '0' <= c && c <= '9':
-			c -= '0'
-		case 'a' <= c && c <= 'f':
-			c -= 'a' - 10
-		case 'A' <= c && c <= 'F':
-			c -= 'A' - 10
-		default:
-			return 0, false
-		}
-		r = r<<4 | rune(c)
-	}
-	return r, true
-}
-
-// shortEscape returns the byte a JSON escape \c stands for, or 0 if c
-// is not one of the two-byte escapes.
-func shortEscape(c byte) byte {
-	switch c {
-	case '"', '\\', '/':
-		return c
-	case 'n':
-		return '\n'
-	case 't':
-		return '\t'
-	case 'r':
-		return '\r'
-	case 'b':
-		return '\b'
-	case 'f':
-		return '\f'
-	}
-	return 0
 }
 
 // raw reads an object or an array, checked, as a copy.

@@ -3,9 +3,9 @@ package anthropic
 import (
 	"encoding/json"
 	"strconv"
-	"unicode/utf16"
 	"unicode/utf8"
 
+	"github.com/reinhq/rein/internal/jsonesc"
 	"github.com/reinhq/rein/llm"
 )
 
@@ -205,70 +205,17 @@ func unquote(in []byte, tmp *[]byte) (string, bool) {
 			out = append(out, c)
 			continue
 		}
-		i++
-		if i >= len(in) {
+		r, n, ok := jsonesc.Decode(in[i:])
+		if !ok {
 			return "", false
 		}
-		switch in[i] {
-		case '"', '\\', '/':
-			out = append(out, in[i])
-		case 'b':
-			out = append(out, '\b')
-		case 'f':
-			out = append(out, '\f')
-		case 'n':
-			out = append(out, '\n')
-		case 'r':
-			out = append(out, '\r')
-		case 't':
-			out = append(out, '\t')
-		case 'u':
-			r, ok := hex4(in[i+1:])
-			if !ok {
-				return "", false
-			}
-			i += 4
-			if utf16.IsSurrogate(r) {
-				if i+2 >= len(in) || in[i+1] != '\\' || in[i+2] != 'u' {
-					return "", false
-				}
-				r2, ok := hex4(in[i+3:])
-				if r = utf16.DecodeRune(r, r2); !ok || r == utf8.RuneError {
-					return "", false
-				}
-				i += 6
-			}
-			out = utf8.AppendRune(out, r)
-		default:
-			return "", false
-		}
+		out = utf8.AppendRune(out, r)
+		i += n - 1
 	}
 	if !utf8.Valid(out) {
 		return "", false
 	}
 	return string(out), true
-}
-
-// hex4 reads the four hex digits of a \u escape.
-func hex4(b []byte) (rune, bool) {
-	if len(b) < 4 {
-		return 0, false
-	}
-	var r rune
-	for _, c := range b[:4] {
-		switch {
-		case c >= '0' && c <= '9':
-			c -= '0'
-		case c >= 'a' && c <= 'f':
-			c = c - 'a' + 10
-		case c >= 'A' && c <= 'F':
-			c = c - 'A' + 10
-		default:
-			return 0, false
-		}
-		r = r<<4 | rune(c)
-	}
-	return r, true
 }
 
 // stringEnd returns the index after the string starting at s.i.
