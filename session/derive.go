@@ -20,7 +20,6 @@ func Derive(events []Event) []llm.Message {
 			n++
 		}
 	}
-	d.items = make([]item, 0, n)
 	d.out = make([]llm.Message, 0, n/2+1)
 	d.Add(events...)
 	return d.Messages()
@@ -78,9 +77,9 @@ func Derive(events []Event) []llm.Message {
 // response by the same rule before they are logged, so a log the loop
 // writes needs no renaming.
 type Deriver struct {
-	items []item       // content events, kept for a rebuild after a compaction
-	comps []compaction // in log order
-	maxTo int64        // the largest ToSeq of comps
+	items chunked[item] // content events, kept for a rebuild after a compaction
+	comps []compaction  // in log order
+	maxTo int64         // the largest ToSeq of comps
 
 	out []llm.Message // the view; out[grp] is the open user message if hasGrp
 
@@ -133,7 +132,7 @@ func (d *Deriver) Add(events ...Event) {
 				d.comps = append(d.comps, compaction{p.FromSeq, to, p.Summary})
 				d.maxTo = max(d.maxTo, to)
 				if !rebuild {
-					rebuild, from = true, len(d.items)
+					rebuild, from = true, d.items.len()
 				}
 			}
 			continue
@@ -145,9 +144,9 @@ func (d *Deriver) Add(events ...Event) {
 		if !ok {
 			continue
 		}
-		d.items = push(d.items, it)
+		kept := d.items.add(it)
 		if !rebuild && !d.hidden(it.seq) {
-			d.apply(&d.items[len(d.items)-1])
+			d.apply(kept)
 		}
 	}
 	if rebuild {
@@ -212,8 +211,7 @@ func (d *Deriver) rebuild(from int) {
 		}
 		return 0
 	})
-	for i := range d.items {
-		it := &d.items[i]
+	for i, it := range d.items.all() {
 		for len(sums) > 0 && sums[0].from <= it.seq {
 			d.addUser(renderSummary(sums[0].summary))
 			sums = sums[1:]

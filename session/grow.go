@@ -29,3 +29,42 @@ func Collect(events iter.Seq2[Event, error]) ([]Event, error) {
 	}
 	return out, nil
 }
+
+// chunked is a list that grows a chunk at a time and never moves what it
+// holds: for what is only appended to and walked, such as the events a
+// view keeps for a rebuild, it spares the copies a doubling slice makes.
+type chunked[T any] struct {
+	chunks [][]T
+	n      int
+}
+
+const chunkLen = 512
+
+// add appends v and returns where it is kept.
+func (c *chunked[T]) add(v T) *T {
+	if k := len(c.chunks); k == 0 || len(c.chunks[k-1]) == chunkLen {
+		c.chunks = append(c.chunks, make([]T, 0, chunkLen))
+	}
+	last := &c.chunks[len(c.chunks)-1]
+	*last = append(*last, v)
+	c.n++
+	return &(*last)[len(*last)-1]
+}
+
+// len is the number of values held.
+func (c *chunked[T]) len() int { return c.n }
+
+// all yields each value's index and place, in order.
+func (c *chunked[T]) all() iter.Seq2[int, *T] {
+	return func(yield func(int, *T) bool) {
+		i := 0
+		for _, ch := range c.chunks {
+			for j := range ch {
+				if !yield(i, &ch[j]) {
+					return
+				}
+				i++
+			}
+		}
+	}
+}
