@@ -31,20 +31,27 @@ const (
 // endsStep reports whether events hold a step.end or turn.end.
 func endsStep(events []session.Event) bool { return session.DurabilityStep.Syncs(events) }
 
-// appendTx commits events after last in one immediate transaction run by
+// appendTx commits events after last in one transaction run by
 // statements prepared once on the write connection: BEGIN IMMEDIATE, one
 // insert of all the batch's rows (up to maxRows a statement), the session
-// row's update at a step's or turn's end, COMMIT. It takes no database/sql transaction, whose
-// watcher goroutine and per-statement copies would cost every batch, and
-// no statement per event. s.wmu is held.
+// row's update at a step's or turn's end, COMMIT; a batch that one insert
+// holds and that updates no row is that insert alone, a transaction of
+// its own. It takes no database/sql transaction, whose watcher goroutine
+// and per-statement copies would cost every batch, and no statement per
+// event. s.wmu is held.
 func (s *Store) appendTx(ctx context.Context, id session.ID, last int64, events []session.Event) error {
 	if err := session.CheckAppend(id, last, events); err != nil {
 		return fmt.Errorf("sqlite: %w", err)
 	}
+	row := endsStep(events)
+	if !row && len(events) <= maxRows {
+		// One statement, which SQLite runs as a transaction of its own.
+		return s.record(ctx, id, events, false, func(st *sql.Stmt) *sql.Stmt { return st })
+	}
 	if _, err := s.begin.ExecContext(ctx); err != nil {
 		return err
 	}
-	err := s.record(ctx, id, events, endsStep(events), func(st *sql.Stmt) *sql.Stmt { return st })
+	err := s.record(ctx, id, events, row, func(st *sql.Stmt) *sql.Stmt { return st })
 	if err == nil {
 		_, err = s.end.ExecContext(ctx)
 	}
