@@ -456,6 +456,13 @@ func (s *Shell) run(ctx context.Context, command string, limit time.Duration) (*
 	if reason == "cancelled" {
 		return nil, ctx.Err()
 	}
+	return s.ended(c, proc, reason, lingered, limit, elapsed), nil
+}
+
+// ended is the call's result: the command's output, then how it ended
+// (its exit code, a timeout, a signal, the shell's close) and whether
+// processes it left running were stopped.
+func (s *Shell) ended(c *capture, proc exec.Process, reason string, lingered bool, limit, elapsed time.Duration) *tool.Result {
 	var b strings.Builder
 	text := c.text(s.display)
 	b.WriteString(text)
@@ -488,7 +495,7 @@ func (s *Shell) run(ctx context.Context, command string, limit time.Duration) (*
 		res.Meta[tool.MetaSpillPath] = c.spillPath
 	}
 	res.Parts = tool.Text(b.String()).Parts
-	return res, nil
+	return res
 }
 
 func round(d time.Duration) time.Duration {
