@@ -106,38 +106,9 @@ func (t *tools) grep(ctx context.Context, call *tool.Call) (*tool.Result, error)
 	if r := tool.DecodeArgs(call, &a); r != nil {
 		return r, nil
 	}
-	if a.Pattern == "" {
-		return tool.Errorf("pattern is required"), nil
-	}
-	switch a.Output {
-	case "":
-		a.Output = "files"
-	case "files", "content", "count":
-	default:
-		return tool.Errorf("output must be files, content or count, not %q", a.Output), nil
-	}
-	if _, err := regexp.Compile(a.Pattern); err != nil {
-		return tool.Errorf("pattern %q is not a valid regular expression: %v", a.Pattern, strings.TrimPrefix(err.Error(), "error parsing regexp: ")), nil
-	}
-	expr := "(?m)" + a.Pattern
-	if a.IgnoreCase {
-		expr = "(?i)" + expr
-	}
-	re, err := regexp.Compile(expr)
-	if err != nil {
-		return tool.Errorf("pattern %q is not a valid regular expression: %v", a.Pattern, strings.TrimPrefix(err.Error(), "error parsing regexp: ")), nil
-	}
-	var typePats []string
-	if a.Type != "" {
-		var ok bool
-		if typePats, ok = fileTypes[a.Type]; !ok {
-			return tool.Errorf("unknown type %q; known types: %s", a.Type, typeNames()), nil
-		}
-	}
-	if a.Glob != "" {
-		if err := checkPattern(a.Glob); err != nil {
-			return tool.Errorf("glob %q %v", a.Glob, err), nil
-		}
+	re, typePats, bad := a.check()
+	if bad != nil {
+		return bad, nil
 	}
 	if a.Path == "" {
 		a.Path = "."
@@ -159,7 +130,6 @@ func (t *tools) grep(ctx context.Context, call *tool.Call) (*tool.Result, error)
 			limit = t.o.MaxEntries
 		}
 	}
-
 	wanted := func(rel string) bool {
 		sub := rel
 		if base != "." && fi.IsDir() {
@@ -173,7 +143,63 @@ func (t *tools) grep(ctx context.Context, call *tool.Call) (*tool.Result, error)
 		}
 		return true // secret files fail to open and are skipped
 	}
-	// The walk feeds the searchers as it goes; results keep walk order.
+	search := func(rel string, buf []byte, res *fileMatch) []byte {
+		return t.grepFile(rel, re, a.Output, before, after, buf, res)
+	}
+	files, results, err := t.searchFiles(ctx, base, fi.IsDir(), wanted, search)
+	if ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
+	if err != nil {
+		return pathError(a.Path, err), nil
+	}
+	return tool.Text(renderGrep(a, files, results, limit, before+after > 0)), nil
+}
+
+// check settles a's output mode and checks its pattern, type and glob:
+// it returns the pattern as searched and the type's globs, or the
+// result that says what is wrong.
+func (a *grepArgs) check() (*regexp.Regexp, []string, *tool.Result) {
+	if a.Pattern == "" {
+		return nil, nil, tool.Errorf("pattern is required")
+	}
+	switch a.Output {
+	case "":
+		a.Output = "files"
+	case "files", "content", "count":
+	default:
+		return nil, nil, tool.Errorf("output must be files, content or count, not %q", a.Output)
+	}
+	if _, err := regexp.Compile(a.Pattern); err != nil {
+		return nil, nil, tool.Errorf("pattern %q is not a valid regular expression: %v", a.Pattern, strings.TrimPrefix(err.Error(), "error parsing regexp: "))
+	}
+	expr := "(?m)" + a.Pattern
+	if a.IgnoreCase {
+		expr = "(?i)" + expr
+	}
+	re, err := regexp.Compile(expr)
+	if err != nil {
+		return nil, nil, tool.Errorf("pattern %q is not a valid regular expression: %v", a.Pattern, strings.TrimPrefix(err.Error(), "error parsing regexp: "))
+	}
+	var typePats []string
+	if a.Type != "" {
+		var ok bool
+		if typePats, ok = fileTypes[a.Type]; !ok {
+			return nil, nil, tool.Errorf("unknown type %q; known types: %s", a.Type, typeNames())
+		}
+	}
+	if a.Glob != "" {
+		if err := checkPattern(a.Glob); err != nil {
+			return nil, nil, tool.Errorf("glob %q %v", a.Glob, err)
+		}
+	}
+	return re, typePats, nil
+}
+
+// searchFiles runs search over base (each regular file wanted of the
+// tree, when dir, else base itself) on as many goroutines as there are
+// processors, while the walk goes on; results keep walk order.
+func (t *tools) searchFiles(ctx context.Context, base string, dir bool, wanted func(string) bool, search func(string, []byte, *fileMatch) []byte) ([]string, []*fileMatch, error) {
 	var (
 		files   []string
 		results []*fileMatch
@@ -191,7 +217,7 @@ func (t *tools) grep(ctx context.Context, call *tool.Call) (*tool.Result, error)
 			var buf []byte
 			for j := range jobs {
 				if ctx.Err() == nil {
-					buf = t.grepFile(j.rel, re, a.Output, before, after, buf, j.res)
+					buf = search(j.rel, buf, j.res)
 				}
 			}
 		}()
@@ -201,7 +227,8 @@ func (t *tools) grep(ctx context.Context, call *tool.Call) (*tool.Result, error)
 		files, results = append(files, rel), append(results, r)
 		jobs <- job{rel, r}
 	}
-	if fi.IsDir() {
+	var err error
+	if dir {
 		err = t.walk(ctx, base, true, func(rel string, d iofs.DirEntry) error {
 			if d.Type().IsRegular() && wanted(rel) {
 				add(rel)
@@ -213,13 +240,7 @@ func (t *tools) grep(ctx context.Context, call *tool.Call) (*tool.Result, error)
 	}
 	close(jobs)
 	wg.Wait()
-	if ctx.Err() != nil {
-		return nil, ctx.Err()
-	}
-	if err != nil {
-		return pathError(a.Path, err), nil
-	}
-	return tool.Text(renderGrep(a, files, results, limit, before+after > 0)), nil
+	return files, results, err
 }
 
 // globMatch matches a glob without a slash against the base name, one
