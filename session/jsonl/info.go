@@ -72,10 +72,7 @@ type sidecar struct {
 // Info describes session id from its header, its metadata file and the
 // end of its log; it does not read the whole log.
 func (s *Store) Info(ctx context.Context, id session.ID) (*session.Info, error) {
-	if err := validID(id); err != nil {
-		return nil, fmt.Errorf("%w: %w", err, session.ErrNotFound)
-	}
-	st, err := s.get(id)
+	st, err := s.known(id)
 	if err != nil {
 		return nil, err
 	}
@@ -210,10 +207,7 @@ func (s *Store) SetMeta(ctx context.Context, id session.ID, key, value string) e
 	if err := s.writable("set metadata"); err != nil {
 		return err
 	}
-	if err := validID(id); err != nil {
-		return fmt.Errorf("%w: %w", err, session.ErrNotFound)
-	}
-	st, err := s.get(id)
+	st, err := s.known(id)
 	if err != nil {
 		return err
 	}

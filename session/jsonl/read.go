@@ -20,11 +20,7 @@ import (
 // wrapping session.ErrCorrupt that names the line.
 func (s *Store) Events(ctx context.Context, id session.ID, afterSeq int64) iter.Seq2[session.Event, error] {
 	return func(yield func(session.Event, error) bool) {
-		if err := validID(id); err != nil {
-			yield(session.Event{}, fmt.Errorf("%w: %w", err, session.ErrNotFound))
-			return
-		}
-		st, err := s.get(id)
+		st, err := s.known(id)
 		if err != nil {
 			yield(session.Event{}, err)
 			return

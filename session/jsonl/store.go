@@ -136,6 +136,15 @@ func (s *Store) get(id session.ID) (*state, error) {
 	})
 }
 
+// known returns the state of session id; an id no file can have is a
+// session that is not found.
+func (s *Store) known(id session.ID) (*state, error) {
+	if err := validID(id); err != nil {
+		return nil, fmt.Errorf("%w: %w", err, session.ErrNotFound)
+	}
+	return s.get(id)
+}
+
 // Create starts a new session file with its header.
 func (s *Store) Create(ctx context.Context, req *session.CreateRequest) (session.ID, error) {
 	if err := s.writable("create"); err != nil {
@@ -212,10 +221,7 @@ func (s *Store) Delete(ctx context.Context, id session.ID) error {
 	if err := s.writable("delete"); err != nil {
 		return err
 	}
-	if err := validID(id); err != nil {
-		return fmt.Errorf("%w: %w", err, session.ErrNotFound)
-	}
-	st, err := s.get(id)
+	st, err := s.known(id)
 	if err != nil {
 		return err
 	}

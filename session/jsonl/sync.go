@@ -38,10 +38,7 @@ func (s *Store) AppendAsync(ctx context.Context, id session.ID, events ...sessio
 // the last append that ended a step or a turn; with DurabilityAlways,
 // all of them; with DurabilityNever it returns at once.
 func (s *Store) Sync(ctx context.Context, id session.ID) error {
-	if err := validID(id); err != nil {
-		return fmt.Errorf("%w: %w", err, session.ErrNotFound)
-	}
-	st, err := s.get(id)
+	st, err := s.known(id)
 	if err != nil {
 		return err
 	}
