@@ -19,22 +19,29 @@ const maxRows = 8
 const eventCols = 9
 
 // The session row's last_seq and updated are set by a batch that ends a
-// step or a turn (and by a repair), not by the batches within a step: an
-// update touches a second page of the database, a second frame of every
-// commit. The events are the truth; readers take the newest one's seq
-// and time, which the row holds only when no event is newer.
+// turn (and by a repair), not by the batches within one: an update is
+// two more statements and a second page of the database, a second frame
+// of the commit. The events are the truth; readers take the newest one's
+// seq and time, which the row holds only when no event is newer.
 const (
 	newestSeq  = `COALESCE((SELECT seq FROM events WHERE session = sessions.id ORDER BY seq DESC LIMIT 1), last_seq)`
 	newestTime = `COALESCE((SELECT time FROM events WHERE session = sessions.id ORDER BY seq DESC LIMIT 1), updated)`
 )
 
-// endsStep reports whether events hold a step.end or turn.end.
-func endsStep(events []session.Event) bool { return session.DurabilityStep.Syncs(events) }
+// endsTurn reports whether events hold a turn.end.
+func endsTurn(events []session.Event) bool {
+	for i := range events {
+		if _, ok := events[i].Data.(*session.TurnEnd); ok {
+			return true
+		}
+	}
+	return false
+}
 
 // appendTx commits events after last in one transaction run by
 // statements prepared once on the write connection: BEGIN IMMEDIATE, one
 // insert of all the batch's rows (up to maxRows a statement), the session
-// row's update at a step's or turn's end, COMMIT; a batch that one insert
+// row's update at a turn's end, COMMIT; a batch that one insert
 // holds and that updates no row is that insert alone, a transaction of
 // its own. It takes no database/sql transaction, whose watcher goroutine
 // and per-statement copies would cost every batch, and no statement per
@@ -43,7 +50,7 @@ func (s *Store) appendTx(ctx context.Context, id session.ID, last int64, events 
 	if err := session.CheckAppend(id, last, events); err != nil {
 		return fmt.Errorf("sqlite: %w", err)
 	}
-	row := endsStep(events)
+	row := endsTurn(events)
 	if !row && len(events) <= maxRows {
 		// One statement, which SQLite runs as a transaction of its own.
 		return s.record(ctx, id, events, false, func(st *sql.Stmt) *sql.Stmt { return st })

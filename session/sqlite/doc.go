@@ -29,9 +29,9 @@
 // # Appending, locking and durability
 //
 // Each Append is one immediate transaction that checks the seqs
-// (session.ErrSeqConflict) and writes the events; one that ends a step
-// or a turn also sets the session's last_seq and updated, which readers
-// take from the newest event when it is newer. The first Append of a session records a lock row naming the
+// (session.ErrSeqConflict) and writes the events; one that ends a turn
+// also sets the session's last_seq and updated, which readers take from
+// the newest event when it is newer. The first Append of a session records a lock row naming the
 // Store's process (pid, host, process start time); another Store, in this
 // process or another, gets an error wrapping session.ErrLocked naming
 // the holder while that process lives. A lock row whose process is gone

@@ -11,9 +11,10 @@ import (
 	"github.com/reinhq/rein/session"
 )
 
-// A batch within a step leaves the session row behind its events; Info,
-// List and a later Store's append still go by the newest event.
-func TestSessionRowFollowsStepEnds(t *testing.T) {
+// A batch within a turn leaves the session row behind its events; Info,
+// List and a later Store's append still go by the newest event, and a
+// turn's end brings the row up to date.
+func TestSessionRowFollowsTurnEnds(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "s.db")
 	st := open(t, path, nil)
@@ -37,8 +38,8 @@ func TestSessionRowFollowsStepEnds(t *testing.T) {
 	if err := st.DB().QueryRowContext(ctx, `SELECT last_seq FROM sessions WHERE id = ?`, string(id)).Scan(&rowSeq); err != nil {
 		t.Fatal(err)
 	}
-	if rowSeq != 3 {
-		t.Errorf("row's last_seq = %d, want 3 (the step's end)", rowSeq)
+	if rowSeq != 0 {
+		t.Errorf("row's last_seq = %d within the turn, want 0 (set at the turn's end)", rowSeq)
 	}
 	check := func(st interface {
 		Info(context.Context, session.ID) (*session.Info, error)
@@ -77,6 +78,18 @@ func TestSessionRowFollowsStepEnds(t *testing.T) {
 		t.Fatalf("Append after the row's last_seq: %v", err)
 	}
 	check(st2, 5, next.Time)
+	end := session.Event{Seq: 6, Time: t0.Add(5 * time.Second), Turn: "t1", Data: &session.TurnEnd{Reason: session.EndCompleted}}
+	if err := st2.AppendAsync(ctx, id, end); err != nil {
+		t.Fatalf("AppendAsync of the turn's end: %v", err)
+	}
+	var rowTime int64
+	if err := st2.DB().QueryRowContext(ctx, `SELECT last_seq, updated FROM sessions WHERE id = ?`, string(id)).Scan(&rowSeq, &rowTime); err != nil {
+		t.Fatal(err)
+	}
+	if rowSeq != 6 || rowTime != end.Time.UnixNano() {
+		t.Errorf("row after the turn's end: last_seq %d, updated %d; want 6, %d", rowSeq, rowTime, end.Time.UnixNano())
+	}
+	check(st2, 6, end.Time)
 }
 
 // Header strings of any bytes (digits and commas, a NUL, control and
