@@ -72,31 +72,41 @@ func AppendEventJSON(dst []byte, e Event) ([]byte, error) {
 	dst = append(dst, `,"type":`...)
 	dst = appendString(dst, typ)
 	dst = append(dst, `,"data":`...)
-	if u, ok := e.Data.(*Unknown); ok {
-		switch {
-		case len(u.Raw) == 0:
-			dst = append(dst, "null"...)
-		case json.Valid(u.Raw):
-			dst = append(dst, u.Raw...)
-		default:
-			return dst, fmt.Errorf("session: encode %q event: raw data is not valid JSON", typ)
-		}
-	} else {
-		var body []byte
-		var err error
-		if m, ok := e.Data.(json.Marshaler); ok {
-			// Payloads with parts write valid, compact JSON themselves;
-			// calling them directly skips encoding/json's second pass.
-			body, err = m.MarshalJSON()
-		} else {
-			body, err = json.Marshal(e.Data)
-		}
-		if err != nil {
-			return dst, fmt.Errorf("session: encode %s event: %w", typ, err)
-		}
-		dst = append(dst, body...)
+	dst, err := AppendPayloadJSON(dst, e.Data)
+	if err != nil {
+		return dst, err
 	}
 	return append(dst, '}'), nil
+}
+
+// AppendPayloadJSON appends the JSON encoding of an event's data, as
+// AppendEventJSON writes its "data", to dst and returns the extended
+// slice: an *Unknown payload's raw data byte for byte ("null" when it has
+// none), any other through its own MarshalJSON or encoding/json. Stores
+// that keep the data apart from the event's header use it.
+func AppendPayloadJSON(dst []byte, p Payload) ([]byte, error) {
+	if u, ok := p.(*Unknown); ok {
+		switch {
+		case len(u.Raw) == 0:
+			return append(dst, "null"...), nil
+		case json.Valid(u.Raw):
+			return append(dst, u.Raw...), nil
+		}
+		return dst, fmt.Errorf("session: encode %q event: raw data is not valid JSON", u.Type)
+	}
+	var body []byte
+	var err error
+	if m, ok := p.(json.Marshaler); ok {
+		// Payloads with parts write valid, compact JSON themselves;
+		// calling them directly skips encoding/json's second pass.
+		body, err = m.MarshalJSON()
+	} else {
+		body, err = json.Marshal(p)
+	}
+	if err != nil {
+		return dst, fmt.Errorf("session: encode %s event: %w", p.EventType(), err)
+	}
+	return append(dst, body...), nil
 }
 
 // appendString appends s as a JSON string. Plain ASCII, the common case,

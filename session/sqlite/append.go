@@ -3,7 +3,6 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -19,20 +18,6 @@ func (s *Store) insert(ctx context.Context, tx *sql.Tx, id session.ID, last int6
 		return fmt.Errorf("sqlite: %w", err)
 	}
 	return s.record(ctx, id, events, true, func(st *sql.Stmt) *sql.Stmt { return tx.StmtContext(ctx, st) })
-}
-
-// payloadJSON encodes an event's data as the session JSON shape does.
-func payloadJSON(p session.Payload) ([]byte, error) {
-	if u, ok := p.(*session.Unknown); ok {
-		if len(u.Raw) == 0 {
-			return []byte("null"), nil
-		}
-		if !json.Valid(u.Raw) {
-			return nil, fmt.Errorf("raw data of %q event is not valid JSON", u.Type)
-		}
-		return u.Raw, nil
-	}
-	return json.Marshal(p)
 }
 
 // Append writes events to session id in one transaction. The first event's

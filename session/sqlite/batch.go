@@ -71,11 +71,13 @@ func (s *Store) appendTx(ctx context.Context, id session.ID, last int64, events 
 }
 
 // record inserts events, maxRows a statement, binding their values into
-// the Store's reused argument slice, and, if row, sets the session row's
-// last seq and time, all through the write connection's statements as
-// bind returns them for the transaction in progress.
+// the Store's reused argument slice and their data into its reused
+// buffer, and, if row, sets the session row's last seq and time, all
+// through the write connection's statements as bind returns them for the
+// transaction in progress.
 func (s *Store) record(ctx context.Context, id session.ID, events []session.Event, row bool, bind func(*sql.Stmt) *sql.Stmt) error {
 	lastEv := &events[len(events)-1]
+	sid := any(string(id)) // boxed once for every row
 	for len(events) > 0 {
 		n := min(len(events), maxRows)
 		stmt, err := s.insertStmt(ctx, n)
@@ -83,15 +85,23 @@ func (s *Store) record(ctx context.Context, id session.ID, events []session.Even
 			return err
 		}
 		stmt = bind(stmt)
-		args := s.args[:0]
+		// The data of all n rows go in one buffer, sliced once it stops
+		// growing; the driver copies what it binds.
+		var ends [maxRows]int
+		buf := s.data[:0]
+		for i := range events[:n] {
+			if buf, err = session.AppendPayloadJSON(buf, events[i].Data); err != nil {
+				return fmt.Errorf("sqlite: append to %q: event seq %d: %w", id, events[i].Seq, err)
+			}
+			ends[i] = len(buf)
+		}
+		s.data = buf
+		args, start := s.args[:0], 0
 		for i := range events[:n] {
 			e := &events[i]
-			data, err := payloadJSON(e.Data)
-			if err != nil {
-				return fmt.Errorf("sqlite: append to %q: event seq %d: %w", id, e.Seq, err)
-			}
-			args = append(args, string(id), e.Seq, e.Time.UnixNano(), e.Data.EventType(),
-				string(e.Turn), string(e.Run), string(e.ParentRun), e.Agent, data)
+			args = append(args, sid, e.Seq, e.Time.UnixNano(), e.Data.EventType(),
+				string(e.Turn), string(e.Run), string(e.ParentRun), e.Agent, buf[start:ends[i]:ends[i]])
+			start = ends[i]
 		}
 		_, err = stmt.ExecContext(ctx, args...)
 		clear(args)

@@ -73,10 +73,11 @@ type Store struct {
 	bg  syncq.Queue // the background sync of the WAL for AppendAsync
 	// Prepared once on w, for appends: begin, commit, set a session's
 	// last seq and updated time; insRows[n-1] inserts n events, prepared
-	// when first needed. args is reused by every insert.
+	// when first needed. args and data are reused by every insert.
 	begin, end, updSes *sql.Stmt
 	insRows            [maxRows]*sql.Stmt
 	args               []any
+	data               []byte
 
 	sessions opened.Sessions[state]
 
