@@ -111,11 +111,10 @@ func BenchmarkFullStack(b *testing.B) {
 	}
 }
 
-// BenchmarkFullStackStores is BenchmarkFullStack's agent loop at N=100
-// over each durable store, beside the in-memory one: what the log's
-// durability costs a step end to end.
+// BenchmarkFullStackStores is BenchmarkFullStack's agent loop, at the
+// same lengths, over each durable store beside the in-memory one: what
+// the log's durability costs a step end to end.
 func BenchmarkFullStackStores(b *testing.B) {
-	const n = 100
 	stores := []struct {
 		name string
 		open func(b *testing.B) session.Store
@@ -136,13 +135,15 @@ func BenchmarkFullStackStores(b *testing.B) {
 			return st
 		}},
 	}
-	for _, s := range stores {
-		b.Run(s.name+"/N="+strconv.Itoa(n), func(b *testing.B) {
-			srv := canned(b, n)
-			st := s.open(b)
-			defer st.Close()
-			measure(b, n, func() { runOn(b, srv, n, st) })
-		})
+	for _, n := range []int{10, 100, 1000} {
+		for _, s := range stores {
+			b.Run(s.name+"/N="+strconv.Itoa(n), func(b *testing.B) {
+				srv := canned(b, n)
+				st := s.open(b)
+				defer st.Close()
+				measure(b, n, func() { runOn(b, srv, n, st) })
+			})
+		}
 	}
 }
 
