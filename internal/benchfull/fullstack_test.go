@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"syscall"
 	"testing"
@@ -88,38 +89,37 @@ func TestFullStackLoop(t *testing.T) {
 // calls) through agent.New with the real Anthropic adapter against a fake
 // SSE provider, and, as its floor, the bare HTTP exchange of the same
 // bytes: a plain client POSTing bodies of the sizes the agent sent and
-// reading the same event streams. One op is one whole loop; µs/step and
-// cpu-µs/step (process CPU) and allocs/step are per model request.
+// reading the same event streams. One op is a round: one whole loop of
+// each, in turn (see rounds).
 func BenchmarkFullStack(b *testing.B) {
 	for _, n := range []int{10, 100, 1000} {
-		b.Run("agent/N="+strconv.Itoa(n), func(b *testing.B) {
+		b.Run("N="+strconv.Itoa(n), func(b *testing.B) {
 			srv := canned(b, n)
-			measure(b, n, func() { run(b, srv, n) })
-		})
-		b.Run("floor/N="+strconv.Itoa(n), func(b *testing.B) {
-			srv := canned(b, n)
-			run(b, srv, n) // learn the body sizes
-			lengths := srv.Lengths()
+			fsrv := canned(b, n)
+			run(b, fsrv, n) // learn the body sizes
+			lengths := fsrv.Lengths()
 			body := bytes.Repeat([]byte("x"), lengths[len(lengths)-1])
-			client := srv.Client()
-			measure(b, n, func() {
-				for _, l := range lengths {
-					exchange(b, client, srv.URL+"/v1/messages", body[:l])
-				}
-			})
+			client := fsrv.Client()
+			rounds(b, n,
+				loop{"floor", func() {
+					for _, l := range lengths {
+						exchange(b, client, fsrv.URL+"/v1/messages", body[:l])
+					}
+				}},
+				loop{"agent", func() { run(b, srv, n) }})
 		})
 	}
 }
 
 // BenchmarkFullStackStores is BenchmarkFullStack's agent loop, at the
-// same lengths, over each durable store beside the in-memory one: what
-// the log's durability costs a step end to end.
+// same lengths, over each durable store beside the in-memory one, in
+// rounds of one loop over each (see rounds): what the log's durability
+// costs a step end to end.
 func BenchmarkFullStackStores(b *testing.B) {
 	stores := []struct {
 		name string
 		open func(b *testing.B) session.Store
 	}{
-		{"mem", func(*testing.B) session.Store { return session.NewMemStore() }},
 		{"jsonl", func(b *testing.B) session.Store {
 			st, err := jsonl.Open(b.TempDir(), nil)
 			if err != nil {
@@ -138,10 +138,13 @@ func BenchmarkFullStackStores(b *testing.B) {
 	for _, n := range []int{10, 100, 1000} {
 		for _, s := range stores {
 			b.Run(s.name+"/N="+strconv.Itoa(n), func(b *testing.B) {
-				srv := canned(b, n)
+				msrv, srv := canned(b, n), canned(b, n)
+				mem := session.NewMemStore()
 				st := s.open(b)
 				defer st.Close()
-				measure(b, n, func() { runOn(b, srv, n, st) })
+				rounds(b, n,
+					loop{"mem", func() { runOn(b, msrv, n, mem) }},
+					loop{s.name, func() { runOn(b, srv, n, st) }})
 			})
 		}
 	}
@@ -172,24 +175,74 @@ func exchange(b *testing.B, client *http.Client, url string, body []byte) {
 	resp.Body.Close()
 }
 
-// measure runs op, one loop of n steps, b.N times and reports per step.
-func measure(b *testing.B, n int, op func()) {
-	var before, after runtime.MemStats
-	runtime.GC()
-	runtime.ReadMemStats(&before)
-	cpu0 := cpuTime()
+// loop is one whole loop of a benchmark's steps.
+type loop struct {
+	name string
+	run  func()
+}
+
+// rounds runs b.N rounds of the loops, each of n steps, one after another
+// in each round, in reverse order every other round, so each sees the
+// machine as the others do. Per step, over all rounds, it reports each
+// loop's CPU time of the process (client, server, GC: name-cpu-µs/step),
+// its wall time (name-µs/step) and its allocations (name-allocs/step);
+// and for each loop after the first, the median over the rounds of the
+// ratio of its CPU time to the first's in the same round
+// (name/first-cpu), and of its wall time (name/first-wall).
+func rounds(b *testing.B, n int, loops ...loop) {
+	type tally struct {
+		cpu, wall   time.Duration
+		allocs      uint64
+		cpuX, wallX []float64
+	}
+	t := make([]tally, len(loops))
+	cpu := make([]time.Duration, len(loops))
+	wall := make([]time.Duration, len(loops))
+	var ms runtime.MemStats
 	b.ResetTimer()
-	for b.Loop() {
-		op()
+	for k := 0; b.Loop(); k++ {
+		for j := range loops {
+			i := j
+			if k%2 == 1 {
+				i = len(loops) - 1 - j
+			}
+			runtime.ReadMemStats(&ms)
+			m0 := ms.Mallocs
+			c0, w0 := cpuTime(), time.Now()
+			loops[i].run()
+			wall[i], cpu[i] = time.Since(w0), cpuTime()-c0
+			runtime.ReadMemStats(&ms)
+			t[i].cpu += cpu[i]
+			t[i].wall += wall[i]
+			t[i].allocs += ms.Mallocs - m0
+		}
+		for i := 1; i < len(loops); i++ {
+			t[i].cpuX = append(t[i].cpuX, float64(cpu[i])/float64(cpu[0]))
+			t[i].wallX = append(t[i].wallX, float64(wall[i])/float64(wall[0]))
+		}
 	}
 	b.StopTimer()
-	cpu := cpuTime() - cpu0
-	runtime.ReadMemStats(&after)
 	steps := float64(b.N * n)
-	b.ReportMetric(float64(b.Elapsed().Microseconds())/steps, "µs/step")
-	b.ReportMetric(float64(cpu.Microseconds())/steps, "cpu-µs/step")
-	b.ReportMetric(float64(after.Mallocs-before.Mallocs)/steps, "allocs/step")
+	for i, l := range loops {
+		b.ReportMetric(float64(t[i].cpu.Microseconds())/steps, l.name+"-cpu-µs/step")
+		b.ReportMetric(float64(t[i].wall.Microseconds())/steps, l.name+"-µs/step")
+		b.ReportMetric(float64(t[i].allocs)/steps, l.name+"-allocs/step")
+		if i > 0 {
+			b.ReportMetric(median(t[i].cpuX), l.name+"/"+loops[0].name+"-cpu")
+			b.ReportMetric(median(t[i].wallX), l.name+"/"+loops[0].name+"-wall")
+		}
+	}
 	b.ReportMetric(0, "ns/op")
+}
+
+// median returns the median of xs, which it sorts.
+func median(xs []float64) float64 {
+	slices.Sort(xs)
+	m := len(xs) / 2
+	if len(xs)%2 == 0 {
+		return (xs[m-1] + xs[m]) / 2
+	}
+	return xs[m]
 }
 
 // cpuTime returns the process's user and system CPU time so far.
