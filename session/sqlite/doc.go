@@ -31,10 +31,10 @@
 // Each Append is one immediate transaction that checks the seqs
 // (session.ErrSeqConflict) and writes the events; one that ends a turn
 // also sets the session's last_seq and updated, which readers take from
-// the newest event when it is newer. The first Append of a session records a lock row naming the
-// Store's process (pid, host, process start time); another Store, in this
-// process or another, gets an error wrapping session.ErrLocked naming
-// the holder while that process lives. A lock row whose process is gone
+// the newest event when it is newer. The first Append of a session
+// records a lock row naming the Store's process (pid, host, process
+// start time); another Store, in this process or another, gets an error
+// wrapping session.ErrLocked naming the holder while that process lives. A lock row whose process is gone
 // (checked on the same host by pid and start time) is stale and is taken
 // over; a holder on another host is taken to be alive. Close deletes the
 // Store's rows. Durability maps to PRAGMA synchronous: DurabilityAlways
