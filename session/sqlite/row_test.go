@@ -3,6 +3,7 @@ package sqlite_test
 import (
 	"context"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -126,5 +127,51 @@ func TestEventHeadersReadBackExactly(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, got, cmp.Comparer(func(a, b time.Time) bool { return a.Equal(b) })); diff != "" {
 		t.Errorf("Events (-want +got):\n%s", diff)
+	}
+}
+
+// A batch whose data cannot be encoded (an unknown event's raw data that
+// is not JSON) is refused whole, with the event named, and writes
+// nothing; the rows of a batch share one buffer, so each reads back its
+// own data.
+func TestBadDataRefusesTheBatch(t *testing.T) {
+	ctx := context.Background()
+	st := open(t, filepath.Join(t.TempDir(), "s.db"), nil)
+	defer st.Close()
+	id, err := st.Create(ctx, &session.CreateRequest{ID: "bad"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := time.Unix(1700000000, 0)
+	bad := []session.Event{
+		{Seq: 1, Time: at, Data: &session.StepStart{Step: 1}},
+		{Seq: 2, Time: at, Data: &session.Unknown{Type: "x.y", Raw: []byte(`{"a":`)}},
+	}
+	err = st.Append(ctx, id, bad...)
+	if err == nil || !strings.Contains(err.Error(), "event seq 2") || !strings.Contains(err.Error(), "not valid JSON") {
+		t.Fatalf("Append with bad raw data: err = %v, want one naming event seq 2 and its data", err)
+	}
+	good := []session.Event{
+		{Seq: 1, Time: at, Data: &session.Unknown{Type: "x.y", Raw: []byte(`{"long":"` + strings.Repeat("a", 300) + `"}`)}},
+		{Seq: 2, Time: at, Data: &session.Unknown{Type: "x.z"}},
+		{Seq: 3, Time: at, Data: &session.StepStart{Step: 1}},
+	}
+	if err := st.Append(ctx, id, good...); err != nil {
+		t.Fatalf("Append after the refused batch (same seqs): %v", err)
+	}
+	var got []string
+	for ev, err := range st.Events(ctx, id, 0) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := session.AppendPayloadJSON(nil, ev.Data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, string(b))
+	}
+	want := []string{`{"long":"` + strings.Repeat("a", 300) + `"}`, `null`, `{"step":1}`}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("data read back (-want +got):\n%s", diff)
 	}
 }
