@@ -50,7 +50,7 @@ func (s *Store) append(ctx context.Context, id session.ID, events []session.Even
 		return fmt.Errorf("sqlite: %w", err)
 	}
 	err = s.commit(ctx, sync, async, func() error {
-		return s.appendTx(ctx, id, st.lastSeq, events)
+		return s.appendTx(ctx, id, events)
 	})
 	if err != nil {
 		if errors.Is(err, session.ErrSeqConflict) || errors.Is(err, session.ErrClosed) {

@@ -38,18 +38,16 @@ func endsTurn(events []session.Event) bool {
 	return false
 }
 
-// appendTx commits events after last in one transaction run by
-// statements prepared once on the write connection: BEGIN IMMEDIATE, one
+// appendTx commits events, which append has checked to follow the
+// session's last seq, in one transaction run by statements prepared once
+// on the write connection: BEGIN IMMEDIATE, one
 // insert of all the batch's rows (up to maxRows a statement), the session
 // row's update at a turn's end, COMMIT; a batch that one insert
 // holds and that updates no row is that insert alone, a transaction of
 // its own. It takes no database/sql transaction, whose watcher goroutine
 // and per-statement copies would cost every batch, and no statement per
 // event. s.wmu is held.
-func (s *Store) appendTx(ctx context.Context, id session.ID, last int64, events []session.Event) error {
-	if err := session.CheckAppend(id, last, events); err != nil {
-		return fmt.Errorf("sqlite: %w", err)
-	}
+func (s *Store) appendTx(ctx context.Context, id session.ID, events []session.Event) error {
 	row := endsTurn(events)
 	if !row && len(events) <= maxRows {
 		// One statement, which SQLite runs as a transaction of its own.
