@@ -2,7 +2,6 @@ package sqlite_test
 
 import (
 	"context"
-	"path/filepath"
 	"runtime"
 	"testing"
 	"time"
@@ -16,12 +15,7 @@ import (
 // its reader stops, and leaves no goroutine behind.
 func TestLongReadYieldsInOrderAndStops(t *testing.T) {
 	ctx := context.Background()
-	st := open(t, filepath.Join(t.TempDir(), "s.db"), nil)
-	defer st.Close()
-	id, err := st.Create(ctx, &session.CreateRequest{ID: "long"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	st, id := openSession(t, "long")
 	const n = 3000
 	t0 := time.Unix(1700000000, 0)
 	evs := []session.Event{{Seq: 1, Time: t0, Turn: "t1", Data: &session.TurnStart{Trigger: session.TriggerPrompt}}}

@@ -98,12 +98,7 @@ func TestSessionRowFollowsTurnEnds(t *testing.T) {
 // type are read back as they were appended.
 func TestEventHeadersReadBackExactly(t *testing.T) {
 	ctx := context.Background()
-	st := open(t, filepath.Join(t.TempDir(), "s.db"), nil)
-	defer st.Close()
-	id, err := st.Create(ctx, &session.CreateRequest{ID: "h"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	st, id := openSession(t, "h")
 	t0 := time.Unix(0, -1_500_000_000)
 	want := []session.Event{
 		{Seq: 1, Time: t0, Turn: "12,3,", Run: "r\x00n", Data: &session.TurnStart{Trigger: session.TriggerPrompt}},
@@ -136,18 +131,13 @@ func TestEventHeadersReadBackExactly(t *testing.T) {
 // own data.
 func TestBadDataRefusesTheBatch(t *testing.T) {
 	ctx := context.Background()
-	st := open(t, filepath.Join(t.TempDir(), "s.db"), nil)
-	defer st.Close()
-	id, err := st.Create(ctx, &session.CreateRequest{ID: "bad"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	st, id := openSession(t, "bad")
 	at := time.Unix(1700000000, 0)
 	bad := []session.Event{
 		{Seq: 1, Time: at, Data: &session.StepStart{Step: 1}},
 		{Seq: 2, Time: at, Data: &session.Unknown{Type: "x.y", Raw: []byte(`{"a":`)}},
 	}
-	err = st.Append(ctx, id, bad...)
+	err := st.Append(ctx, id, bad...)
 	if err == nil || !strings.Contains(err.Error(), "event seq 2") || !strings.Contains(err.Error(), "not valid JSON") {
 		t.Fatalf("Append with bad raw data: err = %v, want one naming event seq 2 and its data", err)
 	}

@@ -1,6 +1,7 @@
 package sqlite_test
 
 import (
+	"context"
 	"path/filepath"
 	"testing"
 
@@ -16,6 +17,19 @@ func open(t *testing.T, path string, opts *sqlite.Options) *sqlite.Store {
 		t.Fatalf("Open(%s): %v", path, err)
 	}
 	return st
+}
+
+// openSession opens a store in a new directory, closed when the test
+// ends, and creates session id in it.
+func openSession(t *testing.T, id session.ID) (*sqlite.Store, session.ID) {
+	t.Helper()
+	st := open(t, filepath.Join(t.TempDir(), "s.db"), nil)
+	t.Cleanup(func() { st.Close() })
+	id, err := st.Create(context.Background(), &session.CreateRequest{ID: id})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st, id
 }
 
 func TestConformance(t *testing.T) {
