@@ -254,30 +254,6 @@ func where(url string) string {
 	return "the Postgres server"
 }
 
-// Submit enqueues req.Turn on its queue (the engine's by default), one
-// turn of a session at a time, and returns the turn's workflow id.
-func (e *Engine) Submit(ctx context.Context, req *durable.SubmitRequest) (string, error) {
-	if req == nil || req.Turn.Session == "" {
-		return "", errors.New("dbos: submit: the turn names no session")
-	}
-	q := req.Queue
-	if q == "" {
-		q = e.opts.Queue
-	}
-	opts := []transact.EnqueueOption{
-		transact.WithEnqueueQueuePartitionKey(string(req.Turn.Session)),
-		transact.WithEnqueueApplicationVersion(e.opts.Version),
-	}
-	if req.ID != "" {
-		opts = append(opts, transact.WithEnqueueWorkflowID(req.ID))
-	}
-	h, err := transact.Enqueue[durable.Outcome](e.client, q, workflowName, req.Turn, opts...)
-	if err != nil {
-		return "", fmt.Errorf("dbos: submit to queue %q: %w", q, err)
-	}
-	return h.GetWorkflowID(), nil
-}
-
 // Close stops the worker (the turns it drives stay pending, for Launch
 // of the same executor or another worker's recovery to continue) and
 // closes the connections. It is idempotent.
