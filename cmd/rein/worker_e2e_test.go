@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -72,6 +73,15 @@ func shellTurns(sleep func(k int) time.Duration) *llmtest.Model {
 type worker struct {
 	cmd  *exec.Cmd
 	done chan struct{}
+	mu   sync.Mutex
+	out  strings.Builder // its stderr so far
+}
+
+// stderr is what the worker wrote to stderr so far.
+func (w *worker) stderr() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.out.String()
 }
 
 // startWorker starts a worker of queue on e.store and waits until it
@@ -89,12 +99,13 @@ func startWorker(t *testing.T, e *env, queue string) *worker {
 	}
 	w := &worker{cmd: cmd, done: make(chan struct{})}
 	ready := make(chan struct{})
-	var out strings.Builder
 	go func() {
 		defer close(w.done)
 		sc := bufio.NewScanner(stderr)
 		for sc.Scan() {
-			out.WriteString(sc.Text() + "\n")
+			w.mu.Lock()
+			w.out.WriteString(sc.Text() + "\n")
+			w.mu.Unlock()
 			if strings.HasPrefix(sc.Text(), "rein worker: running") {
 				close(ready)
 			}
@@ -108,7 +119,7 @@ func startWorker(t *testing.T, e *env, queue string) *worker {
 	select {
 	case <-ready:
 	case <-w.done:
-		t.Fatalf("the worker ended before it ran the queue:\n%s", out.String())
+		t.Fatalf("the worker ended before it ran the queue:\n%s", w.stderr())
 	case <-time.After(30 * time.Second):
 		t.Fatal("the worker did not start in 30s")
 	}
@@ -136,6 +147,35 @@ func submit(t *testing.T, e *env, srv *llmtest.Server, queue string, k int) (*ex
 	}
 	t.Cleanup(func() { cmd.Process.Kill() })
 	return cmd, &out
+}
+
+// workflows lists the turn workflows in e.store's DBOS schema, a line
+// each: id, session, status, executor.
+func workflows(t *testing.T, e *env) string {
+	t.Helper()
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, os.Getenv("REIN_TEST_POSTGRES"))
+	if err != nil {
+		return err.Error()
+	}
+	defer conn.Close(ctx)
+	rows, err := conn.Query(ctx, `SELECT workflow_uuid, coalesce(queue_partition_key, ''), status, coalesce(executor_id, '')
+		FROM `+pgx.Identifier{dbosSchema(e.store), "workflow_status"}.Sanitize()+` ORDER BY created_at`)
+	if err != nil {
+		return err.Error()
+	}
+	var b strings.Builder
+	for rows.Next() {
+		var id, part, status, exec string
+		if err := rows.Scan(&id, &part, &status, &exec); err != nil {
+			return err.Error()
+		}
+		fmt.Fprintf(&b, "%s %s %s %s\n", id, part, status, exec)
+	}
+	if err := rows.Err(); err != nil {
+		return err.Error()
+	}
+	return b.String()
 }
 
 // ranLines counts the lines of ran.txt by their text.
@@ -296,10 +336,17 @@ func TestWorkersRandomKills(t *testing.T) {
 	for range kills {
 		// Each kill comes after one or two more commands have started, so
 		// it lands in the middle of a tool call, in a turn chosen by the
-		// schedule of the day.
-		target := started() + 1 + rng.IntN(2)
+		// schedule of the day. A command runs at most once per turn, so
+		// once every turn's has started (the workers can outrun the kills
+		// on a slow host) the remaining kills come at once.
+		target := min(started()+1+rng.IntN(2), turns)
 		if !testwait.For(60*time.Second, func() bool { return started() >= target }) {
-			t.Fatalf("no shell command started in 60s (%d started, waiting for %d)", started(), target)
+			var logs strings.Builder
+			for i, w := range live {
+				fmt.Fprintf(&logs, "worker %d:\n%s", i, w.stderr())
+			}
+			t.Fatalf("no shell command started in 60s (%d started, waiting for %d)\n%s\nturns:\n%s",
+				started(), target, &logs, workflows(t, e))
 		}
 		i := rng.IntN(len(live))
 		live[i].kill()
