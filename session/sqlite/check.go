@@ -110,43 +110,21 @@ func (s *Store) lockHolder(ctx context.Context, tx *sql.Tx, id session.ID) (hold
 // repair closes the turns left open at the end of id's log; last is the
 // session's last seq. It returns the events it appended.
 func (s *Store) repair(ctx context.Context, tx *sql.Tx, id session.ID, last int64) ([]session.Event, error) {
-	rows, err := tx.QueryContext(ctx, `SELECT seq, type, run, parent_run FROM events
-		WHERE session = ? AND type IN ('turn.start', 'turn.end') ORDER BY seq`, string(id))
-	if err != nil {
+	// A lane (a child run's own, or the session's top level) is open when
+	// its newest turn boundary is a start; the tail to repair begins at
+	// the oldest such start.
+	var from sql.NullInt64
+	err := tx.QueryRowContext(ctx, `SELECT min(opened) FROM (
+		SELECT max(CASE WHEN type = 'turn.start' THEN seq END) AS opened,
+			max(CASE WHEN type = 'turn.end' THEN seq END) AS closed
+		FROM events WHERE session = ? AND type IN ('turn.start', 'turn.end')
+		GROUP BY CASE WHEN parent_run != '' THEN run ELSE '' END)
+		WHERE opened > coalesce(closed, 0)`, string(id)).Scan(&from)
+	if err != nil || !from.Valid {
 		return nil, err
-	}
-	open := map[string]int64{} // lane → seq of its open turn.start
-	for rows.Next() {
-		var (
-			seq            int64
-			typ, run, prun string
-		)
-		if err := rows.Scan(&seq, &typ, &run, &prun); err != nil {
-			rows.Close()
-			return nil, err
-		}
-		lane := ""
-		if prun != "" {
-			lane = run
-		}
-		if typ == session.TypeTurnStart {
-			open[lane] = seq
-		} else {
-			delete(open, lane)
-		}
-	}
-	if err := rows.Close(); err != nil {
-		return nil, err
-	}
-	if len(open) == 0 {
-		return nil, nil
-	}
-	from := last + 1
-	for _, seq := range open {
-		from = min(from, seq)
 	}
 	var tail []session.Event
-	for ev, err := range s.query(ctx, tx, id, from-1) {
+	for ev, err := range s.query(ctx, tx, id, from.Int64-1) {
 		if err != nil {
 			return nil, err
 		}

@@ -13,7 +13,9 @@
 // # Schema
 //
 // The database runs in WAL mode with foreign keys on and a busy timeout,
-// so several processes can share it. Its STRICT tables are
+// so several processes can share it; reads map the first 256 MiB of the
+// database file into memory (PRAGMA mmap_size), which spares a system call
+// for each page a long read takes from the file. Its STRICT tables are
 //
 //	sessions(id, created, updated, last_seq, workdir, parent, meta)
 //	events(session, seq, time, type, turn, run, parent_run, agent, data)  -- WITHOUT ROWID, key (session, seq)

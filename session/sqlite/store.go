@@ -122,7 +122,7 @@ func Open(path string, opts *Options) (*Store, error) {
 	s.host, _ = os.Hostname()
 	s.start, _ = proc.Start(s.pid)
 
-	dsn := fmt.Sprintf("%s?_pragma=busy_timeout(%d)&_pragma=journal_mode(WAL)&_pragma=foreign_keys(1)&_txlock=immediate",
+	dsn := fmt.Sprintf("%s?_pragma=busy_timeout(%d)&_pragma=journal_mode(WAL)&_pragma=foreign_keys(1)&_pragma=mmap_size(268435456)&_txlock=immediate",
 		path, busy.Milliseconds())
 	db, err := sql.Open("sqlite", dsn)
 	if err != nil {
