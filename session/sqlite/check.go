@@ -20,7 +20,7 @@ func (s *Store) check(ctx context.Context, id session.ID, st *state, hold bool) 
 		return nil
 	}
 	var repaired []session.Event
-	err := s.write(ctx, true, false, func(tx *sql.Tx) error {
+	err := s.write(ctx, true, true, func(tx *sql.Tx) error {
 		repaired = nil
 		var last int64
 		if err := tx.QueryRowContext(ctx, `SELECT `+newestSeq+` FROM sessions WHERE id = ?`, string(id)).Scan(&last); err != nil {

@@ -42,7 +42,10 @@
 // Store's rows. Durability maps to PRAGMA synchronous: DurabilityAlways
 // is FULL, DurabilityStep (the default) is NORMAL with a FULL commit for
 // batches holding a step.end or turn.end (which syncs the write-ahead
-// log), DurabilityNever is OFF. An append's statements (BEGIN
+// log), DurabilityNever is OFF. Create commits at FULL; the lock row an
+// open takes (with any repair) commits at NORMAL and is synced in the
+// background, since a crash of the machine that loses it leaves the old
+// row, and the next synced commit covers it. An append's statements (BEGIN
 // IMMEDIATE, one insert of its rows, the session's update, COMMIT) are
 // prepared once on the Store's write connection.
 //

@@ -53,10 +53,18 @@ func TestAppendAsyncSyncsTheLog(t *testing.T) {
 func TestAppendAsyncReportsFailedSync(t *testing.T) {
 	ctx := context.Background()
 	st := openTest(t)
+	l := sessiontest.NewLog("s").FullTurn("one")
+	// Open the session (its lock row is synced in the background too),
+	// and wait for the log's sync.
+	if err := st.Append(ctx, "s", l.Events[0]); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Sync(ctx, "s"); err != nil {
+		t.Fatal(err)
+	}
 	// A file of /proc cannot be synced (fsync is EINVAL).
 	st.wal = "/proc/self/stat"
-	l := sessiontest.NewLog("s").FullTurn("one")
-	if err := st.AppendAsync(ctx, "s", l.Events...); err != nil {
+	if err := st.AppendAsync(ctx, "s", l.Events[1:]...); err != nil {
 		t.Fatalf("AppendAsync: %v (the commit succeeds; the sync fails later)", err)
 	}
 	next := sessiontest.NewLog("s").FullTurn("one").FullTurn("two").Events[len(l.Events):]
