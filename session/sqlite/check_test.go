@@ -16,11 +16,7 @@ import (
 func TestRepairClosesEveryOpenLane(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "s.db")
-	st := open(t, path, nil)
-	id, err := st.Create(ctx, &session.CreateRequest{ID: "s"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	st, id := openSessionAt(t, path, "s")
 	// A finished turn, then one whose tool call runs a subagent.
 	l := sessiontest.NewLog(id).FullTurn("first").StartTurn("delegate").OpenStep("asking a helper", "c1").Started("c1")
 	child := sessiontest.NewLog(id)

@@ -18,11 +18,7 @@ import (
 func TestSessionRowFollowsTurnEnds(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "s.db")
-	st := open(t, path, nil)
-	id, err := st.Create(ctx, &session.CreateRequest{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	st, id := openSessionAt(t, path, "")
 	t0 := time.Unix(1700000000, 0)
 	evs := []session.Event{
 		{Seq: 1, Time: t0, Turn: "t1", Data: &session.TurnStart{Trigger: session.TriggerPrompt}},

@@ -23,7 +23,14 @@ func open(t *testing.T, path string, opts *sqlite.Options) *sqlite.Store {
 // ends, and creates session id in it.
 func openSession(t *testing.T, id session.ID) (*sqlite.Store, session.ID) {
 	t.Helper()
-	st := open(t, filepath.Join(t.TempDir(), "s.db"), nil)
+	return openSessionAt(t, filepath.Join(t.TempDir(), "s.db"), id)
+}
+
+// openSessionAt is openSession with the store's file at path, for tests
+// that reopen it.
+func openSessionAt(t *testing.T, path string, id session.ID) (*sqlite.Store, session.ID) {
+	t.Helper()
+	st := open(t, path, nil)
 	t.Cleanup(func() { st.Close() })
 	id, err := st.Create(context.Background(), &session.CreateRequest{ID: id})
 	if err != nil {
