@@ -77,3 +77,14 @@ func BenchmarkStep(b *testing.B) {
 		return st
 	})
 }
+
+// BenchmarkNewSession creates a session and takes its lock, at the
+// default durability: what a new session costs before its first step.
+func BenchmarkNewSession(b *testing.B) {
+	st, err := jsonl.Open(b.TempDir(), nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer st.Close()
+	sessiontest.BenchNewSession(b, st)
+}

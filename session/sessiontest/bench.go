@@ -194,3 +194,27 @@ func BenchStep(b *testing.B, st session.Store, async bool) {
 	b.StopTimer()
 	b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N), "µs/step")
 }
+
+// BenchNewSession creates a session of st per iteration and appends its
+// first turn's opening events, which takes the session's lock: the
+// fixed cost a new session adds to its first turn, before any step. It
+// reports the process's CPU time per session beside the time on the
+// clock.
+func BenchNewSession(b *testing.B, st session.Store) {
+	b.Helper()
+	ctx := context.Background()
+	b.ReportAllocs()
+	c0 := cpuTime()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		id, err := st.Create(ctx, &session.CreateRequest{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := st.Append(ctx, id, NewLog(id).StartTurn("bench").Events...); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.StopTimer()
+	b.ReportMetric(float64((cpuTime()-c0).Microseconds())/float64(b.N), "cpu-µs/op")
+}

@@ -104,3 +104,14 @@ func BenchmarkStep(b *testing.B) {
 		return st
 	})
 }
+
+// BenchmarkNewSession creates a session and takes its lock, at the
+// default durability: what a new session costs before its first step.
+func BenchmarkNewSession(b *testing.B) {
+	st, err := sqlite.Open(filepath.Join(b.TempDir(), "s.db"), nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer st.Close()
+	sessiontest.BenchNewSession(b, st)
+}
