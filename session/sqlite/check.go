@@ -76,6 +76,13 @@ func (s *Store) check(ctx context.Context, id session.ID, st *state, hold bool) 
 		}
 		return fmt.Errorf("sqlite: open session %q: %w", id, err)
 	}
+	// Only the lock row may wait for the background sync: a repair is
+	// durable before anyone reads it.
+	if len(repaired) > 0 {
+		if err := s.bg.Wait(ctx); err != nil {
+			return err
+		}
+	}
 	st.checked = true
 	st.held = hold
 	return nil

@@ -45,7 +45,8 @@
 // log), DurabilityNever is OFF. Create commits at FULL; the lock row an
 // open takes (with any repair) commits at NORMAL and is synced in the
 // background, since a crash of the machine that loses it leaves the old
-// row, and the next synced commit covers it. An append's statements (BEGIN
+// row, and the next synced commit covers it; an open that repaired waits
+// for that sync, so a repair is durable before it is read. An append's statements (BEGIN
 // IMMEDIATE, one insert of its rows, the session's update, COMMIT) are
 // prepared once on the Store's write connection.
 //

@@ -83,3 +83,32 @@ func TestAppendAsyncReportsFailedSync(t *testing.T) {
 		}
 	}
 }
+
+// The repair an open makes is synced before the open returns: a failed
+// sync of it is the open's error, not a later call's.
+func TestRepairIsSyncedBeforeItIsRead(t *testing.T) {
+	ctx := context.Background()
+	st := openTest(t)
+	l := sessiontest.NewLog("s").FullTurn("one").StartTurn("two")
+	if err := st.Append(ctx, "s", l.Events...); err != nil {
+		t.Fatal(err)
+	}
+	path := st.path
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	st, err := Open(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	// Leave the lock of a process that died while appending.
+	host, _ := os.Hostname()
+	if _, err := st.db.Exec(`INSERT INTO locks (session, owner, pid, host, started, since) VALUES ('s', 'dead', 4194000, ?, 1, 0)`, host); err != nil {
+		t.Fatal(err)
+	}
+	st.wal = "/proc/self/stat" // fsync is EINVAL
+	if _, err := st.Info(ctx, "s"); err == nil || !strings.Contains(err.Error(), "reopen the store") {
+		t.Fatalf("Info after a repair whose sync failed: %v, want the sync's error", err)
+	}
+}
