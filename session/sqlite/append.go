@@ -2,7 +2,6 @@ package sqlite
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 
@@ -12,12 +11,12 @@ import (
 )
 
 // insert writes events after last, checking seqs, and updates the
-// session row, in tx (whose commit closes the statements it binds).
-func (s *Store) insert(ctx context.Context, tx *sql.Tx, id session.ID, last int64, events []session.Event) error {
+// session row, in the write transaction in progress.
+func (s *Store) insert(ctx context.Context, id session.ID, last int64, events []session.Event) error {
 	if err := session.CheckAppend(id, last, events); err != nil {
 		return fmt.Errorf("sqlite: %w", err)
 	}
-	return s.record(ctx, id, events, true, func(st *sql.Stmt) *sql.Stmt { return tx.StmtContext(ctx, st) })
+	return s.record(ctx, id, events, true)
 }
 
 // Append writes events to session id in one transaction. The first event's

@@ -40,40 +40,24 @@ func endsTurn(events []session.Event) bool {
 
 // appendTx commits events, which append has checked to follow the
 // session's last seq, in one transaction run by statements prepared once
-// on the write connection: BEGIN IMMEDIATE, one
-// insert of all the batch's rows (up to maxRows a statement), the session
-// row's update at a turn's end, COMMIT; a batch that one insert
-// holds and that updates no row is that insert alone, a transaction of
-// its own. It takes no database/sql transaction, whose watcher goroutine
-// and per-statement copies would cost every batch, and no statement per
-// event. s.wmu is held.
+// on the write connection: one insert of all the batch's rows (up to
+// maxRows a statement), and the session row's update at a turn's end; a
+// batch that one insert holds and that updates no row is that insert
+// alone, a transaction of its own, and needs no BEGIN and COMMIT. No
+// statement runs per event. s.wmu is held.
 func (s *Store) appendTx(ctx context.Context, id session.ID, events []session.Event) error {
 	row := endsTurn(events)
 	if !row && len(events) <= maxRows {
-		// One statement, which SQLite runs as a transaction of its own.
-		return s.record(ctx, id, events, false, func(st *sql.Stmt) *sql.Stmt { return st })
+		return s.record(ctx, id, events, false)
 	}
-	if _, err := s.begin.ExecContext(ctx); err != nil {
-		return err
-	}
-	err := s.record(ctx, id, events, row, func(st *sql.Stmt) *sql.Stmt { return st })
-	if err == nil {
-		_, err = s.end.ExecContext(ctx)
-	}
-	if err != nil {
-		// Whatever failed, leave no transaction open on the connection.
-		s.w.ExecContext(context.WithoutCancel(ctx), "ROLLBACK")
-		return err
-	}
-	return nil
+	return s.inTx(ctx, func() error { return s.record(ctx, id, events, row) })
 }
 
 // record inserts events, maxRows a statement, binding their values into
 // the Store's reused argument slice and their data into its reused
 // buffer, and, if row, sets the session row's last seq and time, all
-// through the write connection's statements as bind returns them for the
-// transaction in progress.
-func (s *Store) record(ctx context.Context, id session.ID, events []session.Event, row bool, bind func(*sql.Stmt) *sql.Stmt) error {
+// through the write connection's prepared statements. s.wmu is held.
+func (s *Store) record(ctx context.Context, id session.ID, events []session.Event, row bool) error {
 	lastEv := &events[len(events)-1]
 	sid := any(string(id)) // boxed once for every row
 	for len(events) > 0 {
@@ -82,7 +66,6 @@ func (s *Store) record(ctx context.Context, id session.ID, events []session.Even
 		if err != nil {
 			return err
 		}
-		stmt = bind(stmt)
 		// The data of all n rows go in one buffer, sliced once it stops
 		// growing; the driver copies what it binds.
 		var ends [maxRows]int
@@ -115,7 +98,7 @@ func (s *Store) record(ctx context.Context, id session.ID, events []session.Even
 	if !row {
 		return nil
 	}
-	_, err := bind(s.updSes).ExecContext(ctx, lastEv.Seq, lastEv.Time.UnixNano(), string(id))
+	_, err := s.updSes.ExecContext(ctx, lastEv.Seq, lastEv.Time.UnixNano(), string(id))
 	return err
 }
 

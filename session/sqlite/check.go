@@ -20,20 +20,13 @@ func (s *Store) check(ctx context.Context, id session.ID, st *state, hold bool) 
 		return nil
 	}
 	var repaired []session.Event
-	err := s.write(ctx, true, true, func(tx *sql.Tx) error {
+	err := s.write(ctx, true, true, func(c conn) error {
 		repaired = nil
-		var last int64
-		if err := tx.QueryRowContext(ctx, `SELECT `+newestSeq+` FROM sessions WHERE id = ?`, string(id)).Scan(&last); err != nil {
-			if errors.Is(err, sql.ErrNoRows) {
-				return fmt.Errorf("sqlite: session %q: %w", id, session.ErrNotFound)
-			}
-			return err
-		}
-		h, locked, err := s.lockHolder(ctx, tx, id)
+		last, h, err := s.opening(ctx, id)
 		if err != nil {
 			return err
 		}
-		if locked {
+		if h.Owner != "" && s.liveElsewhere(h) {
 			if hold {
 				return fmt.Errorf("sqlite: session %q is held by %s; wait for it to finish or stop it: %w", id, h, session.ErrLocked)
 			}
@@ -43,7 +36,7 @@ func (s *Store) check(ctx context.Context, id session.ID, st *state, hold bool) 
 		// appending (a clean Close deletes it): close what it left open.
 		// Without one, an open turn is one its writer meant to continue.
 		if h.Owner != "" && h.Owner != s.owner {
-			if repaired, err = s.repair(ctx, tx, id, last); err != nil {
+			if repaired, err = s.repair(ctx, c, id, last); err != nil {
 				return err
 			}
 			if len(repaired) > 0 {
@@ -52,15 +45,13 @@ func (s *Store) check(ctx context.Context, id session.ID, st *state, hold bool) 
 					"events", len(repaired), "last_seq", last)
 			}
 			if !hold {
-				if _, err := tx.ExecContext(ctx, `DELETE FROM locks WHERE session = ?`, string(id)); err != nil {
+				if _, err := c.ExecContext(ctx, `DELETE FROM locks WHERE session = ?`, string(id)); err != nil {
 					return err
 				}
 			}
 		}
 		if hold {
-			if _, err := tx.ExecContext(ctx,
-				`INSERT OR REPLACE INTO locks (session, owner, pid, host, started, since) VALUES (?, ?, ?, ?, ?, ?)`,
-				string(id), s.owner, s.pid, s.host, s.start, s.now().UnixNano()); err != nil {
+			if _, err := s.lockSes.ExecContext(ctx, string(id), s.owner, s.pid, s.host, s.start, s.now().UnixNano()); err != nil {
 				return err
 			}
 		}
@@ -90,38 +81,44 @@ func (s *Store) check(ctx context.Context, id session.ID, st *state, hold bool) 
 
 var errSkip = errors.New("skip")
 
-// lockHolder reads the lock of id and says whether another live Store holds it.
-func (s *Store) lockHolder(ctx context.Context, tx *sql.Tx, id session.ID) (holder, bool, error) {
-	var (
-		h     holder
-		since int64
-	)
-	err := tx.QueryRowContext(ctx, `SELECT owner, pid, host, started, since FROM locks WHERE session = ?`, string(id)).
-		Scan(&h.Owner, &h.PID, &h.Host, &h.Started, &since)
+// openingQuery reads a session's last seq and its lock row, if any.
+const openingQuery = `SELECT ` + newestSeq + `, coalesce(locks.owner, ''), coalesce(locks.pid, 0),
+	coalesce(locks.host, ''), coalesce(locks.started, 0), coalesce(locks.since, 0)
+	FROM sessions LEFT JOIN locks ON locks.session = sessions.id WHERE sessions.id = ?`
+
+// opening reads session id's last seq and the holder of its lock, whose
+// Owner is empty if nobody holds it, in the write transaction in
+// progress.
+func (s *Store) opening(ctx context.Context, id session.ID) (last int64, h holder, err error) {
+	var since int64
+	err = s.openSes.QueryRowContext(ctx, string(id)).Scan(&last, &h.Owner, &h.PID, &h.Host, &h.Started, &since)
 	if errors.Is(err, sql.ErrNoRows) {
-		return h, false, nil
-	}
-	if err != nil {
-		return h, false, err
+		return 0, h, fmt.Errorf("sqlite: session %q: %w", id, session.ErrNotFound)
 	}
 	h.Since = time.Unix(0, since)
+	return last, h, err
+}
+
+// liveElsewhere reports whether h, a holder of a lock, is another Store
+// that is still alive: one of this process, or a live process.
+func (s *Store) liveElsewhere(h holder) bool {
 	if h.Owner == s.owner {
-		return h, false, nil
+		return false
 	}
 	if h.PID == s.pid && h.Host == s.host {
-		return h, true, nil // another Store of this process
+		return true // another Store of this process
 	}
-	return h, alive(h, s.host), nil
+	return alive(h, s.host)
 }
 
 // repair closes the turns left open at the end of id's log; last is the
 // session's last seq. It returns the events it appended.
-func (s *Store) repair(ctx context.Context, tx *sql.Tx, id session.ID, last int64) ([]session.Event, error) {
+func (s *Store) repair(ctx context.Context, c conn, id session.ID, last int64) ([]session.Event, error) {
 	// A lane (a child run's own, or the session's top level) is open when
 	// its newest turn boundary is a start; the tail to repair begins at
 	// the oldest such start.
 	var from sql.NullInt64
-	err := tx.QueryRowContext(ctx, `SELECT min(opened) FROM (
+	err := c.QueryRowContext(ctx, `SELECT min(opened) FROM (
 		SELECT max(CASE WHEN type = 'turn.start' THEN seq END) AS opened,
 			max(CASE WHEN type = 'turn.end' THEN seq END) AS closed
 		FROM events WHERE session = ? AND type IN ('turn.start', 'turn.end')
@@ -131,7 +128,7 @@ func (s *Store) repair(ctx context.Context, tx *sql.Tx, id session.ID, last int6
 		return nil, err
 	}
 	var tail []session.Event
-	for ev, err := range s.query(ctx, tx, id, from.Int64-1) {
+	for ev, err := range s.query(ctx, c, id, from.Int64-1) {
 		if err != nil {
 			return nil, err
 		}
@@ -144,7 +141,7 @@ func (s *Store) repair(ctx context.Context, tx *sql.Tx, id session.ID, last int6
 	for i := range fix {
 		fix[i].Session = id
 	}
-	if err := s.insert(ctx, tx, id, last, fix); err != nil {
+	if err := s.insert(ctx, id, last, fix); err != nil {
 		return nil, err
 	}
 	return fix, nil

@@ -77,9 +77,9 @@ func (s *Store) SetMeta(ctx context.Context, id session.ID, key, value string) e
 	if s.isClosed() {
 		return session.ErrClosed
 	}
-	err := s.write(ctx, false, false, func(tx *sql.Tx) error {
+	err := s.write(ctx, false, false, func(c conn) error {
 		var raw string
-		if err := tx.QueryRowContext(ctx, `SELECT meta FROM sessions WHERE id = ?`, string(id)).Scan(&raw); err != nil {
+		if err := c.QueryRowContext(ctx, `SELECT meta FROM sessions WHERE id = ?`, string(id)).Scan(&raw); err != nil {
 			if errors.Is(err, sql.ErrNoRows) {
 				return fmt.Errorf("sqlite: session %q: %w", id, session.ErrNotFound)
 			}
@@ -98,7 +98,7 @@ func (s *Store) SetMeta(ctx context.Context, id session.ID, key, value string) e
 		if err != nil {
 			return err
 		}
-		_, err = tx.ExecContext(ctx, `UPDATE sessions SET meta = ? WHERE id = ?`, string(b), string(id))
+		_, err = c.ExecContext(ctx, `UPDATE sessions SET meta = ? WHERE id = ?`, string(b), string(id))
 		return err
 	})
 	if err != nil && !errors.Is(err, session.ErrNotFound) && !errors.Is(err, session.ErrCorrupt) && !errors.Is(err, session.ErrClosed) {

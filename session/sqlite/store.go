@@ -69,15 +69,19 @@ type Store struct {
 	w       *sql.Conn
 	commits int64 // commits made through w, counted for bg
 
-	wal string      // the write-ahead log's file; empty if the database is not in WAL mode
-	bg  syncq.Queue // the background sync of the WAL for AppendAsync
-	// Prepared once on w, for appends: begin, commit, set a session's
-	// last seq and updated time; insRows[n-1] inserts n events, prepared
-	// when first needed. args and data are reused by every insert.
-	begin, end, updSes *sql.Stmt
-	insRows            [maxRows]*sql.Stmt
-	args               []any
-	data               []byte
+	wal  string      // the write-ahead log's file; empty if the database is not in WAL mode
+	walf *os.File    // wal, opened by the first background sync
+	bg   syncq.Queue // the background sync of the WAL
+	// Prepared once on w: begin, commit; add a session (insSes), read its
+	// last seq and lock (openSes), take its lock (lockSes), set its last
+	// seq and updated time (updSes); insRows[n-1] inserts n events,
+	// prepared when first needed. args and data are reused by every
+	// insert.
+	begin, end                       *sql.Stmt
+	insSes, openSes, lockSes, updSes *sql.Stmt
+	insRows                          [maxRows]*sql.Stmt
+	args                             []any
+	data                             []byte
 
 	sessions opened.Sessions[state]
 
@@ -162,15 +166,24 @@ func (s *Store) prepare(ctx context.Context) error {
 	if strings.EqualFold(mode, "wal") {
 		s.wal = s.path + "-wal"
 	}
-	var err error
-	if s.begin, err = s.w.PrepareContext(ctx, "BEGIN IMMEDIATE"); err != nil {
-		return err
+	for _, p := range []struct {
+		st **sql.Stmt
+		q  string
+	}{
+		{&s.begin, "BEGIN IMMEDIATE"},
+		{&s.end, "COMMIT"},
+		{&s.insSes, `INSERT INTO sessions (id, created, updated, workdir, parent, meta) VALUES (?, ?, ?, ?, ?, ?)`},
+		{&s.openSes, openingQuery},
+		{&s.lockSes, `INSERT OR REPLACE INTO locks (session, owner, pid, host, started, since) VALUES (?, ?, ?, ?, ?, ?)`},
+		{&s.updSes, `UPDATE sessions SET last_seq = ?, updated = ? WHERE id = ?`},
+	} {
+		st, err := s.w.PrepareContext(ctx, p.q)
+		if err != nil {
+			return err
+		}
+		*p.st = st
 	}
-	if s.end, err = s.w.PrepareContext(ctx, "COMMIT"); err != nil {
-		return err
-	}
-	s.updSes, err = s.w.PrepareContext(ctx, `UPDATE sessions SET last_seq = ?, updated = ? WHERE id = ?`)
-	return err
+	return nil
 }
 
 // baseSync is the synchronous setting of an ordinary commit.
@@ -197,49 +210,69 @@ func (s *Store) get(id session.ID) (*state, error) {
 
 func (s *Store) isClosed() bool { return s.sessions.Closed() }
 
+// conn is what a write's statements run on: the write connection, inside
+// the transaction write began.
+type conn interface {
+	querier
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+}
+
 // write runs fn in one immediate transaction on the write connection,
 // synced if sync is set and the durability setting would not sync anyway:
-// in the commit, or after it in the background if async.
-func (s *Store) write(ctx context.Context, sync, async bool, fn func(tx *sql.Tx) error) error {
-	return s.commit(ctx, sync, async, func() error {
-		tx, err := s.w.BeginTx(ctx, nil)
-		if err != nil {
-			return err
-		}
-		if err := fn(tx); err != nil {
-			tx.Rollback()
-			return err
-		}
-		return tx.Commit()
-	})
+// before it returns, or after it in the background if async.
+func (s *Store) write(ctx context.Context, sync, async bool, fn func(c conn) error) error {
+	return s.commit(ctx, sync, async, func() error { return s.inTx(ctx, func() error { return fn(s.w) }) })
+}
+
+// inTx runs fn between the write connection's prepared BEGIN IMMEDIATE
+// and COMMIT, and rolls back if anything fails. It takes no database/sql
+// transaction, whose watcher goroutine and per-statement copies would
+// cost every write. s.wmu is held.
+func (s *Store) inTx(ctx context.Context, fn func() error) error {
+	if _, err := s.begin.ExecContext(ctx); err != nil {
+		return err
+	}
+	err := fn()
+	if err == nil {
+		_, err = s.end.ExecContext(ctx)
+	}
+	if err != nil {
+		// Whatever failed, leave no transaction open on the connection.
+		s.w.ExecContext(context.WithoutCancel(ctx), "ROLLBACK")
+	}
+	return err
 }
 
 // commit runs txn, which commits one transaction on the write
-// connection, synced as write says, and counts the commit for the
-// background sync.
+// connection, and counts the commit for the background sync. If sync is
+// set under DurabilityStep it asks for the write-ahead log's fsync, which
+// covers every commit before it, and waits for it unless async: a commit
+// at synchronous=NORMAL followed by that fsync is what
+// synchronous=FULL would do, without two statements to switch it. Under
+// DurabilityAlways every commit syncs itself.
 func (s *Store) commit(ctx context.Context, sync, async bool, txn func() error) error {
 	s.wmu.Lock()
-	defer s.wmu.Unlock()
 	if s.w == nil {
+		s.wmu.Unlock()
 		return session.ErrClosed
 	}
-	step := s.opts.Durability == DurabilityStep
-	raise := sync && step && !async
-	if raise {
-		if _, err := s.w.ExecContext(ctx, "PRAGMA synchronous = FULL"); err != nil {
-			return err
-		}
-		defer s.w.ExecContext(context.Background(), "PRAGMA synchronous = NORMAL")
-	}
 	if err := txn(); err != nil {
+		s.wmu.Unlock()
 		return err
 	}
 	s.commits++
+	wait := false
 	switch {
-	case sync && step && async:
-		s.bg.Request(s.commits, s.syncWAL)
-	case raise || s.opts.Durability == DurabilityAlways:
+	case s.opts.Durability == DurabilityAlways:
 		s.bg.Synced(s.commits) // a synced commit syncs the log before it too
+	case sync && s.opts.Durability == DurabilityStep:
+		s.bg.Request(s.commits, s.syncWAL)
+		wait = !async
+	}
+	s.wmu.Unlock()
+	if wait {
+		// The commit is made: a cancelled caller still gets its sync.
+		return s.bg.Wait(context.WithoutCancel(ctx))
 	}
 	return nil
 }
@@ -276,10 +309,9 @@ func (s *Store) Create(ctx context.Context, req *session.CreateRequest) (session
 	if err != nil {
 		return "", fmt.Errorf("sqlite: create %q: %w", id, err)
 	}
-	err = s.write(ctx, true, false, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx,
-			`INSERT INTO sessions (id, created, updated, workdir, parent, meta) VALUES (?, ?, ?, ?, ?, ?)`,
-			string(id), now.UnixNano(), now.UnixNano(), req.WorkDir, string(req.Parent), string(mb))
+	// One statement, which SQLite runs as a transaction of its own.
+	err = s.commit(ctx, true, false, func() error {
+		_, err := s.insSes.ExecContext(ctx, string(id), now.UnixNano(), now.UnixNano(), req.WorkDir, string(req.Parent), string(mb))
 		return err
 	})
 	if c := sqliteCode(err); c == sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY || c == sqlite3.SQLITE_CONSTRAINT_UNIQUE {
@@ -300,22 +332,16 @@ func (s *Store) Delete(ctx context.Context, id session.ID) error {
 	}
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	err = s.write(ctx, true, false, func(tx *sql.Tx) error {
-		h, locked, err := s.lockHolder(ctx, tx, id)
+	err = s.write(ctx, true, false, func(c conn) error {
+		_, h, err := s.opening(ctx, id)
 		if err != nil {
 			return err
 		}
-		if locked {
+		if h.Owner != "" && s.liveElsewhere(h) {
 			return fmt.Errorf("sqlite: delete %q: held by %s; wait for it to finish or stop it: %w", id, h, session.ErrLocked)
 		}
-		res, err := tx.ExecContext(ctx, `DELETE FROM sessions WHERE id = ?`, string(id))
-		if err != nil {
-			return err
-		}
-		if n, _ := res.RowsAffected(); n == 0 {
-			return fmt.Errorf("sqlite: session %q: %w", id, session.ErrNotFound)
-		}
-		return nil
+		_, err = c.ExecContext(ctx, `DELETE FROM sessions WHERE id = ?`, string(id))
+		return err
 	})
 	if err != nil {
 		if errors.Is(err, session.ErrNotFound) || errors.Is(err, session.ErrLocked) || errors.Is(err, session.ErrClosed) {
@@ -340,10 +366,16 @@ func (s *Store) Close() error {
 	defer s.wmu.Unlock()
 	// Under wmu no commit can start another background sync.
 	errs := []error{s.bg.Drain()}
+	if s.walf != nil {
+		errs = append(errs, s.walf.Close())
+	}
 	if _, err := s.w.ExecContext(context.Background(), `DELETE FROM locks WHERE owner = ?`, s.owner); err != nil {
 		errs = append(errs, fmt.Errorf("sqlite: close: release locks: %w", err))
 	}
-	errs = append(errs, s.begin.Close(), s.end.Close(), s.updSes.Close(), s.closeInserts(), s.w.Close())
+	for _, st := range []*sql.Stmt{s.begin, s.end, s.insSes, s.openSes, s.lockSes, s.updSes} {
+		errs = append(errs, st.Close())
+	}
+	errs = append(errs, s.closeInserts(), s.w.Close())
 	s.w = nil
 	errs = append(errs, s.db.Close())
 	return errors.Join(errs...)

@@ -14,20 +14,25 @@ import (
 // syncWAL forces the write-ahead log to stable storage, as a commit at
 // synchronous=FULL would: one fsync covers every frame written before
 // it, each commit's frames ending in its commit record. A log that is
-// gone was checkpointed into the database, which SQLite syncs first.
+// not there was checkpointed into the database, which SQLite syncs
+// first. Only the background sync calls it, one call at a time, so the
+// log's file, opened the first time, is kept for the next: SQLite keeps
+// the log's file while any connection is open, and the Store's write
+// connection is open until Close, which closes the file after the last
+// sync.
 func (s *Store) syncWAL() error {
 	if s.wal == "" {
 		return nil // not in WAL mode: every commit syncs itself
 	}
-	f, err := os.Open(s.wal)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil
+	var err error
+	if s.walf == nil {
+		s.walf, err = os.Open(s.wal)
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
 	}
 	if err == nil {
-		err = f.Sync()
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
+		err = s.walf.Sync()
 	}
 	if err != nil {
 		return fmt.Errorf("sqlite: sync %s: %w; commits since the last sync may not survive a crash of the machine, reopen the store to check the database", s.wal, err)
@@ -54,6 +59,10 @@ func (s *Store) Sync(ctx context.Context, id session.ID) error {
 	if s.isClosed() {
 		return session.ErrClosed
 	}
+	if s.holds(id) {
+		// Nobody else can delete a session this Store holds.
+		return s.bg.Wait(ctx)
+	}
 	var one int
 	err := s.db.QueryRowContext(ctx, `SELECT 1 FROM sessions WHERE id = ?`, string(id)).Scan(&one)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -66,6 +75,17 @@ func (s *Store) Sync(ctx context.Context, id session.ID) error {
 		return fmt.Errorf("sqlite: sync session %q: %w", id, err)
 	}
 	return s.bg.Wait(ctx)
+}
+
+// holds reports whether this Store holds the append lock of id.
+func (s *Store) holds(id session.ID) bool {
+	st := s.sessions.Peek(id)
+	if st == nil {
+		return false
+	}
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return st.held
 }
 
 var _ session.Syncer = (*Store)(nil)

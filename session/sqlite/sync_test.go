@@ -62,8 +62,7 @@ func TestAppendAsyncReportsFailedSync(t *testing.T) {
 	if err := st.Sync(ctx, "s"); err != nil {
 		t.Fatal(err)
 	}
-	// A file of /proc cannot be synced (fsync is EINVAL).
-	st.wal = "/proc/self/stat"
+	breakWAL(t, st)
 	if err := st.AppendAsync(ctx, "s", l.Events[1:]...); err != nil {
 		t.Fatalf("AppendAsync: %v (the commit succeeds; the sync fails later)", err)
 	}
@@ -107,8 +106,35 @@ func TestRepairIsSyncedBeforeItIsRead(t *testing.T) {
 	if _, err := st.db.Exec(`INSERT INTO locks (session, owner, pid, host, started, since) VALUES ('s', 'dead', 4194000, ?, 1, 0)`, host); err != nil {
 		t.Fatal(err)
 	}
-	st.wal = "/proc/self/stat" // fsync is EINVAL
+	breakWAL(t, st)
 	if _, err := st.Info(ctx, "s"); err == nil || !strings.Contains(err.Error(), "reopen the store") {
 		t.Fatalf("Info after a repair whose sync failed: %v, want the sync's error", err)
 	}
+}
+
+// Create and Delete return once their commit is synced, and a failed
+// sync is their error.
+func TestCreateAndDeleteWaitForTheirSync(t *testing.T) {
+	ctx := context.Background()
+	st := openTest(t)
+	breakWAL(t, st)
+	if err := st.Delete(ctx, "s"); err == nil || !strings.Contains(err.Error(), "sync /proc/self/stat") {
+		t.Errorf("Delete with a log that cannot be synced: %v, want the sync's error", err)
+	}
+	st = openTest(t)
+	breakWAL(t, st)
+	if _, err := st.Create(ctx, &session.CreateRequest{ID: "t"}); err == nil || !strings.Contains(err.Error(), "sync /proc/self/stat") {
+		t.Errorf("Create with a log that cannot be synced: %v, want the sync's error", err)
+	}
+}
+
+// breakWAL makes the background syncs of st fail: they sync a file of
+// /proc, which cannot be synced (fsync is EINVAL). No sync may be running.
+func breakWAL(t *testing.T, st *Store) {
+	t.Helper()
+	if st.walf != nil {
+		st.walf.Close()
+		st.walf = nil
+	}
+	st.wal = "/proc/self/stat"
 }
