@@ -39,20 +39,21 @@ func (s *Store) append(ctx context.Context, id session.ID, events []session.Even
 	}
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	if err := s.check(ctx, id, st, true); err != nil {
-		return err
-	}
 	if err := s.bg.Err(); err != nil {
 		return err
 	}
-	if err := session.CheckAppend(id, st.lastSeq, events); err != nil {
-		return fmt.Errorf("sqlite: %w", err)
+	if st.held {
+		err = s.commitBatch(ctx, id, st, events, sync, async)
+	} else if err = s.openAppend(ctx, id, st, events, sync, async); errors.Is(err, errRepair) {
+		// What the open found to repair is repaired in a transaction of
+		// its own, which stays if the batch does not follow it.
+		if err = s.check(ctx, id, st, true); err == nil {
+			err = s.commitBatch(ctx, id, st, events, sync, async)
+		}
 	}
-	err = s.commit(ctx, sync, async, func() error {
-		return s.appendTx(ctx, id, events)
-	})
 	if err != nil {
-		if errors.Is(err, session.ErrSeqConflict) || errors.Is(err, session.ErrClosed) {
+		if errors.Is(err, session.ErrSeqConflict) || errors.Is(err, session.ErrClosed) ||
+			errors.Is(err, session.ErrLocked) || errors.Is(err, session.ErrNotFound) {
 			return err
 		}
 		if sqliteCode(err) == sqlite3.SQLITE_CONSTRAINT_FOREIGNKEY {
@@ -63,4 +64,37 @@ func (s *Store) append(ctx context.Context, id session.ID, events []session.Even
 	st.lastSeq = events[len(events)-1].Seq
 	s.subs.Notify(id)
 	return nil
+}
+
+// commitBatch commits events, which must follow st's last seq, to a
+// session this Store holds.
+func (s *Store) commitBatch(ctx context.Context, id session.ID, st *state, events []session.Event, sync, async bool) error {
+	if err := session.CheckAppend(id, st.lastSeq, events); err != nil {
+		return fmt.Errorf("sqlite: %w", err)
+	}
+	return s.commit(ctx, sync, async, func() error { return s.appendTx(ctx, id, events) })
+}
+
+// openAppend is the first append of a session in this Store: one
+// transaction opens it, takes its lock and writes events, so a new
+// session's lock costs no commit of its own. If a process that died
+// while appending left the lock, it writes nothing and returns
+// errRepair, for check to repair first.
+func (s *Store) openAppend(ctx context.Context, id session.ID, st *state, events []session.Event, sync, async bool) error {
+	err := s.commit(ctx, sync, async, func() error {
+		return s.inTx(ctx, func() error {
+			last, _, err := s.openTx(ctx, s.w, id, true, false)
+			if err != nil {
+				return err
+			}
+			if err := session.CheckAppend(id, last, events); err != nil {
+				return fmt.Errorf("sqlite: %w", err)
+			}
+			return s.record(ctx, id, events, endsTurn(events))
+		})
+	})
+	if err == nil {
+		st.checked, st.held = true, true
+	}
+	return err
 }

@@ -21,42 +21,9 @@ func (s *Store) check(ctx context.Context, id session.ID, st *state, hold bool) 
 	}
 	var repaired []session.Event
 	err := s.write(ctx, true, true, func(c conn) error {
-		repaired = nil
-		last, h, err := s.opening(ctx, id)
-		if err != nil {
-			return err
-		}
-		if h.Owner != "" && s.liveElsewhere(h) {
-			if hold {
-				return fmt.Errorf("sqlite: session %q is held by %s; wait for it to finish or stop it: %w", id, h, session.ErrLocked)
-			}
-			return errSkip
-		}
-		// A lock row left by another Store means its process died while
-		// appending (a clean Close deletes it): close what it left open.
-		// Without one, an open turn is one its writer meant to continue.
-		if h.Owner != "" && h.Owner != s.owner {
-			if repaired, err = s.repair(ctx, c, id, last); err != nil {
-				return err
-			}
-			if len(repaired) > 0 {
-				last = repaired[len(repaired)-1].Seq
-				s.log.Warn("sqlite: closed the turn a crashed process left open", "session", id, "holder", h.String(),
-					"events", len(repaired), "last_seq", last)
-			}
-			if !hold {
-				if _, err := c.ExecContext(ctx, `DELETE FROM locks WHERE session = ?`, string(id)); err != nil {
-					return err
-				}
-			}
-		}
-		if hold {
-			if _, err := s.lockSes.ExecContext(ctx, string(id), s.owner, s.pid, s.host, s.start, s.now().UnixNano()); err != nil {
-				return err
-			}
-		}
-		st.lastSeq = last
-		return nil
+		var err error
+		st.lastSeq, repaired, err = s.openTx(ctx, c, id, hold, true)
+		return err
 	})
 	if errors.Is(err, errSkip) {
 		return nil
@@ -79,7 +46,54 @@ func (s *Store) check(ctx context.Context, id session.ID, st *state, hold bool) 
 	return nil
 }
 
-var errSkip = errors.New("skip")
+// openTx is check's work in the write transaction in progress: it
+// returns the session's last seq and the events of its repair. A lock
+// that a live Store holds is an error wrapping session.ErrLocked if
+// hold, and errSkip if not. A lock that a process which died while
+// appending left is repaired if repair is set, and errRepair if not.
+func (s *Store) openTx(ctx context.Context, c conn, id session.ID, hold, repair bool) (last int64, repaired []session.Event, err error) {
+	last, h, err := s.opening(ctx, id)
+	if err != nil {
+		return 0, nil, err
+	}
+	if h.Owner != "" && s.liveElsewhere(h) {
+		if hold {
+			return 0, nil, fmt.Errorf("sqlite: session %q is held by %s; wait for it to finish or stop it: %w", id, h, session.ErrLocked)
+		}
+		return 0, nil, errSkip
+	}
+	// A lock row left by another Store means its process died while
+	// appending (a clean Close deletes it): close what it left open.
+	// Without one, an open turn is one its writer meant to continue.
+	if h.Owner != "" && h.Owner != s.owner {
+		if !repair {
+			return 0, nil, errRepair
+		}
+		if repaired, err = s.repair(ctx, c, id, last); err != nil {
+			return 0, nil, err
+		}
+		if len(repaired) > 0 {
+			last = repaired[len(repaired)-1].Seq
+			s.log.Warn("sqlite: closed the turn a crashed process left open", "session", id, "holder", h.String(),
+				"events", len(repaired), "last_seq", last)
+		}
+		if !hold {
+			if _, err := c.ExecContext(ctx, `DELETE FROM locks WHERE session = ?`, string(id)); err != nil {
+				return 0, nil, err
+			}
+		}
+	}
+	if hold {
+		if _, err := s.lockSes.ExecContext(ctx, string(id), s.owner, s.pid, s.host, s.start, s.now().UnixNano()); err != nil {
+			return 0, nil, err
+		}
+	}
+	return last, repaired, nil
+}
+
+// errSkip says that a check without the lock found it held elsewhere,
+// and errRepair that an open which was not to repair found something to.
+var errSkip, errRepair = errors.New("skip"), errors.New("repair needed")
 
 // openingQuery reads a session's last seq and its lock row, if any.
 const openingQuery = `SELECT ` + newestSeq + `, coalesce(locks.owner, ''), coalesce(locks.pid, 0),

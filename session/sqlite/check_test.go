@@ -2,6 +2,7 @@ package sqlite_test
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"testing"
@@ -53,5 +54,52 @@ func TestRepairClosesEveryOpenLane(t *testing.T) {
 	}
 	if len(ends) != 2 || ends[0] != "run-child" || ends[1] != l.Run {
 		t.Errorf("repair closed the turns of runs %v, want [run-child %s]", ends, l.Run)
+	}
+}
+
+// The first Append after a crash repairs what the dead process left open
+// before it writes: a batch that does not follow the repair is refused
+// with session.ErrSeqConflict, the repair stays, and the Store holds the
+// lock from then on.
+func TestFirstAppendRepairsFirst(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "s.db")
+	st, id := openSessionAt(t, path, "s")
+	l := sessiontest.NewLog(id).FullTurn("first").StartTurn("second").OpenStep("working", "c1").Started("c1")
+	if err := st.Append(ctx, id, l.Events...); err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	st = open(t, path, nil)
+	defer st.Close()
+	host, _ := os.Hostname()
+	if _, err := st.DB().Exec(`INSERT INTO locks (session, owner, pid, host, started, since) VALUES (?, 'dead', 4194000, ?, 1, 0)`, string(id), host); err != nil {
+		t.Fatal(err)
+	}
+	next := sessiontest.NewLog(id).FullTurn("first").StartTurn("second").OpenStep("working", "c1").Started("c1").FullTurn("third").Events[len(l.Events):]
+	if err := st.Append(ctx, id, next...); !errors.Is(err, session.ErrSeqConflict) {
+		t.Fatalf("Append after the repair's seqs: %v, want ErrSeqConflict", err)
+	}
+	got, err := sessiontest.ReadAll(ctx, st, id, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) <= len(l.Events) {
+		t.Fatalf("the log holds %d events, want the repair after the %d written", len(got), len(l.Events))
+	}
+	if err := session.Balanced(got); err != nil {
+		t.Fatalf("after the repair: %v", err)
+	}
+	other := open(t, path, nil)
+	defer other.Close()
+	if err := other.Append(ctx, id, next...); !errors.Is(err, session.ErrLocked) {
+		t.Errorf("another Store's Append: %v, want ErrLocked (the first Append took the lock)", err)
+	}
+	last := got[len(got)-1].Seq
+	for i := range next {
+		next[i].Seq = last + 1 + int64(i)
+	}
+	if err := st.Append(ctx, id, next...); err != nil {
+		t.Fatalf("Append after the repair: %v", err)
 	}
 }

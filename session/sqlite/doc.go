@@ -30,25 +30,26 @@
 //
 // # Appending, locking and durability
 //
-// Each Append is one immediate transaction that checks the seqs
+// Each Append is one transaction that checks the seqs
 // (session.ErrSeqConflict) and writes the events; one that ends a turn
 // also sets the session's last_seq and updated, which readers take from
 // the newest event when it is newer. The first Append of a session
 // records a lock row naming the Store's process (pid, host, process
-// start time); another Store, in this process or another, gets an error
-// wrapping session.ErrLocked naming the holder while that process lives. A lock row whose process is gone
-// (checked on the same host by pid and start time) is stale and is taken
-// over; a holder on another host is taken to be alive. Close deletes the
-// Store's rows. Durability maps to PRAGMA synchronous: DurabilityAlways
-// is FULL, DurabilityStep (the default) is NORMAL with a FULL commit for
-// batches holding a step.end or turn.end (which syncs the write-ahead
-// log), DurabilityNever is OFF. Create commits at FULL; the lock row an
-// open takes (with any repair) commits at NORMAL and is synced in the
-// background, since a crash of the machine that loses it leaves the old
-// row, and the next synced commit covers it; an open that repaired waits
-// for that sync, so a repair is durable before it is read. An append's statements (BEGIN
-// IMMEDIATE, one insert of its rows, the session's update, COMMIT) are
-// prepared once on the Store's write connection.
+// start time), in the same transaction as its events; another Store, in
+// this process or another, gets an error wrapping session.ErrLocked
+// naming the holder while that process lives. A lock row whose process
+// is gone (checked on the same host by pid and start time) is stale and
+// is taken over; a holder on another host is taken to be alive. Close
+// deletes the Store's rows. Durability maps to PRAGMA synchronous:
+// DurabilityAlways is FULL, DurabilityStep (the default) is NORMAL with
+// the write-ahead log synced after batches holding a step.end or
+// turn.end, DurabilityNever is OFF. Create and Delete return once their
+// commit is synced. A lock row reaches stable storage with the first
+// synced commit after it: a crash of the machine that loses it leaves
+// the old row, which the next open handles again. An open that repaired
+// waits for the sync, so a repair is durable before it is read. Every write runs statements
+// prepared once on the Store's write connection (BEGIN IMMEDIATE, one
+// insert of an append's rows, the session's update, COMMIT).
 //
 // Store implements session.Syncer. In WAL mode a commit at NORMAL is in
 // the write-ahead log when it returns: a crash of the process loses
@@ -56,7 +57,7 @@
 // after the log's last fsync, never consistency (SQLite checks the log's
 // frames on recovery). What FULL adds to a commit is an fsync of the log,
 // so AppendAsync commits a step's end at NORMAL and a goroutine, running
-// only while there is work, opens the log file and fsyncs it; one fsync
+// only while there is work, fsyncs the log file (opened once); one fsync
 // covers every commit before it. Syncs nobody waits for are at least
 // 5 ms apart (steps that come faster share one), so a crash of the
 // machine may lose that much more of the finished steps; Sync does not
