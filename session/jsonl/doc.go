@@ -35,12 +35,18 @@
 //
 // Each Append is one write of whole lines; if it fails, the file is cut
 // back to its size before the write. The first Append of a session takes
-// an advisory lock (flock on <id>.lock, which names the holder's pid and
-// host), held until Close or Delete: another process, or another Store
-// in this one, gets an error wrapping session.ErrLocked that names the
-// holder. Readers take no lock. Durability says when appends are
-// fsynced: after a batch holding a step.end or turn.end (DurabilityStep,
-// the default), after every batch, or never.
+// an advisory lock (flock on its file, whose extended attribute
+// user.rein.holder names the holder's pid and host), held until Close or
+// Delete: another process, or another Store in this one, gets an error
+// wrapping session.ErrLocked that names the holder. The lock costs no
+// file of its own, except on a file system without user attributes,
+// where the record is kept in <id>.lock. Stores of earlier versions
+// locked <id>.lock itself: a live process of one holding it holds the
+// session, but such a process does not see this lock, so processes of
+// both versions should not share a directory at once. Readers take no
+// lock. Durability says when appends are fsynced: after a batch holding a
+// step.end or turn.end (DurabilityStep, the default), after every batch,
+// or never.
 //
 // Store implements session.Syncer. AppendAsync writes its batch before
 // it returns, as Append does, so a crash of the process loses nothing it
@@ -70,13 +76,15 @@
 //   - a header of an unknown version is an error wrapping
 //     session.ErrUnsupported.
 //
-// A Store that closes cleanly removes the lock file (or empties it when
-// it cannot be removed); a lock file that still names a holder means that
-// process died while appending. Only
+// A Store that closes cleanly removes the holder's record; a record
+// still there when the lock is taken (on the file, or in an <id>.lock an
+// earlier version left) means that process died while appending. Only
 // then are the turns it left open closed, with the events of
 // session.RepairEvents (results for unanswered calls, step.end,
 // turn.end{interrupted}). An open turn of a Store that was closed
-// cleanly is left open for its owner to continue. A Store opened with
+// cleanly is left open for its owner to continue. The record is
+// written before the holder's first event, and the file's first fsync
+// makes it durable with them. A Store opened with
 // Options.ReadOnly never locks, cuts or repairs: it reads the committed
 // events and skips the rest.
 //

@@ -222,8 +222,15 @@ type lineReader struct {
 	line int   // number of the next line, from 1
 }
 
+// newLineReader reads lines from r, whose first byte is at offset off
+// and starts line number line+1. Its buffer is 32 KiB, or the size of a
+// shorter section: a new session's file is a few hundred bytes.
 func newLineReader(r io.Reader, off int64, line int) *lineReader {
-	return &lineReader{r: bufio.NewReaderSize(r, 32<<10), off: off, line: line}
+	size := 32 << 10
+	if sr, ok := r.(*io.SectionReader); ok && sr.Size() < int64(size) {
+		size = max(int(sr.Size()), 512)
+	}
+	return &lineReader{r: bufio.NewReaderSize(r, size), off: off, line: line}
 }
 
 // next returns the next line without its newline. complete is false for a

@@ -92,7 +92,7 @@ func (s *Store) info(id session.ID, st *state) (*session.Info, error) {
 		lastSeq int64
 		updated time.Time
 	)
-	if st != nil && st.lock != nil {
+	if st != nil && st.f != nil {
 		hdr, lastSeq, updated = st.hdr, st.lastSeq, st.updated
 	} else {
 		f, err := os.Open(s.Path(id))
@@ -216,18 +216,23 @@ func (s *Store) SetMeta(ctx context.Context, id session.ID, key, value string) e
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	// The directory's flock serializes metadata updates across processes;
+	// the append lock is the data file's, so an appender does not block
+	// them.
+	d, err := os.Open(s.dir)
+	if err != nil {
+		return fmt.Errorf("jsonl: set metadata of %q: %w", id, err)
+	}
+	defer d.Close()
+	if err := syscall.Flock(int(d.Fd()), syscall.LOCK_EX); err != nil {
+		return fmt.Errorf("jsonl: set metadata of %q: %w", id, err)
+	}
+	defer syscall.Flock(int(d.Fd()), syscall.LOCK_UN)
 	f, err := os.Open(s.Path(id))
 	if err != nil {
 		return notFound(id, err)
 	}
 	defer f.Close()
-	// The data file's own flock serializes metadata updates across
-	// processes; the append lock is another file, so an appender does not
-	// block them.
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
-		return fmt.Errorf("jsonl: set metadata of %q: %w", id, err)
-	}
-	defer syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
 	lr := newLineReader(f, 0, 0)
 	line, complete, err := lr.next()
 	if err != nil || !complete {

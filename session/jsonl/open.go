@@ -25,49 +25,43 @@ func (s *Store) check(ctx context.Context, st *state, hold bool, keep *keeper) e
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	path := s.Path(st.id)
-	if _, err := os.Stat(path); err != nil {
-		return notFound(st.id, err)
-	}
-	lock, stale, err := s.takeLock(ctx, st.id, hold)
+	f, stale, err := s.takeLock(ctx, st.id, hold)
 	if err != nil {
 		if !hold && errors.Is(err, session.ErrLocked) {
 			return nil
 		}
 		return err
 	}
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_APPEND, 0)
-	if err != nil {
-		unlockFile(lock)
-		return notFound(st.id, err)
-	}
 	if err := s.prepare(st, f, stale, keep); err != nil {
-		f.Close()
-		unlockFile(lock)
+		if stale != nil {
+			f.Close() // the record of the crash stays for the next open
+		} else {
+			unlockSession(f, s.lockPath(st.id))
+		}
 		return err
 	}
 	st.checked = true
 	if !hold {
-		f.Close()
-		return unlockFile(lock)
+		return unlockSession(f, s.lockPath(st.id))
 	}
-	st.lock, st.f = lock, f
+	st.f = f
 	st.held.Store(true)
 	return nil
 }
 
 // scans reports whether check would scan st's file.
 func (s *Store) scans(st *state, hold bool) bool {
-	return st.lock == nil && (!st.checked || hold) && !s.opts.ReadOnly
+	return st.f == nil && (!st.checked || hold) && !s.opts.ReadOnly
 }
 
-// takeLock takes the append lock of id. A lock held only briefly (by
+// takeLock takes the append lock of id and returns the session's file,
+// open for appending, that holds it. A lock held only briefly (by
 // another Store checking the session) is waited for, up to half a second.
-// A held lock records this process as its holder.
+// A lock held for appending (hold) records this process as its holder.
 func (s *Store) takeLock(ctx context.Context, id session.ID, hold bool) (*os.File, *holder, error) {
 	deadline := time.Now().Add(500 * time.Millisecond)
 	for {
-		lock, stale, err := lockFile(s.lockPath(id), id, s.now(), hold)
+		lock, stale, err := lockSession(s.Path(id), s.lockPath(id), id, s.now(), hold)
 		if err == nil || !errors.Is(err, session.ErrLocked) || !hold || time.Now().After(deadline) {
 			return lock, stale, err
 		}

@@ -65,8 +65,7 @@ type state struct {
 	mu sync.Mutex // serializes opening, appends and metadata updates
 
 	checked bool     // the file was scanned and repaired under the lock
-	lock    *os.File // held from the first Append until Close or Delete
-	f       *os.File // the data file, open for appending while lock is held
+	f       *os.File // the data file, open for appending and holding its lock from the first Append until Close or Delete
 	hdr     *header
 	lastSeq int64
 	updated time.Time
@@ -230,7 +229,7 @@ func (s *Store) Delete(ctx context.Context, id session.ID) error {
 	if _, err := os.Stat(s.Path(id)); err != nil {
 		return notFound(id, err)
 	}
-	lock := st.lock
+	lock := st.f
 	if lock == nil {
 		if lock, _, err = s.takeLock(ctx, id, true); err != nil {
 			return err
@@ -239,12 +238,8 @@ func (s *Store) Delete(ctx context.Context, id session.ID) error {
 	st.sync.Drain() // the file goes: a failed sync of it no longer matters
 	err = os.Remove(s.Path(id))
 	os.Remove(s.metaPath(id))
-	os.Remove(s.lockPath(id))
-	if st.f != nil {
-		st.f.Close()
-	}
-	unlockFile(lock)
-	st.lock, st.f, st.checked = nil, nil, false
+	unlockSession(lock, s.lockPath(id))
+	st.f, st.checked = nil, false
 	st.held.Store(false)
 	s.sessions.Forget(id, st)
 	if err != nil {
@@ -271,11 +266,8 @@ func (s *Store) Close() error {
 		if err := st.sync.Drain(); err != nil {
 			errs = append(errs, fmt.Errorf("jsonl: session %q: %w", st.id, err))
 		}
-		if st.f != nil {
-			errs = append(errs, st.f.Close())
-		}
-		errs = append(errs, unlockFile(st.lock))
-		st.lock, st.f = nil, nil
+		errs = append(errs, unlockSession(st.f, s.lockPath(st.id)))
+		st.f = nil
 		st.held.Store(false)
 		st.mu.Unlock()
 	}
