@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/reinhq/rein/llm/llmtest"
 )
 
@@ -161,7 +163,8 @@ func TestReinDirKeepsOutOfGitStatus(t *testing.T) {
 	}
 }
 
-// A run and a resume on the JSONL store leave no lock file behind.
+// A run and a resume on the JSONL store leave no lock behind: no lock
+// file, no holder record on the session's file.
 func TestRunLeavesNoLockFiles(t *testing.T) {
 	e := newEnv(t)
 	w := wires[0]
@@ -174,6 +177,14 @@ func TestRunLeavesNoLockFiles(t *testing.T) {
 		}
 		if locks, _ := filepath.Glob(filepath.Join(dir, "*.lock")); len(locks) != 0 {
 			t.Errorf("lock files after a clean exit: %v", locks)
+		}
+		log := filepath.Join(dir, "s-j.jsonl")
+		if _, err := os.Stat(log); err != nil {
+			t.Fatalf("the session's log: %v", err)
+		}
+		buf := make([]byte, 256)
+		if n, err := unix.Getxattr(log, "user.rein.holder", buf); err == nil {
+			t.Errorf("holder record after a clean exit: %q", buf[:n])
 		}
 	}
 }
