@@ -65,7 +65,7 @@ type state struct {
 	mu sync.Mutex // serializes opening, appends and metadata updates
 
 	checked bool     // the file was scanned and repaired under the lock
-	f       *os.File // the data file, open for appending and holding its lock from the first Append until Close or Delete
+	f       *os.File // the data file, open for appending and holding its lock, from the first Append until Close or Delete
 	hdr     *header
 	lastSeq int64
 	updated time.Time
