@@ -9,6 +9,7 @@ import (
 
 	"github.com/reinhq/rein/session"
 	"github.com/reinhq/rein/session/sessiontest"
+	"github.com/reinhq/rein/session/sqlite"
 )
 
 // A process that died while a subagent ran left two turns open, its own
@@ -28,17 +29,7 @@ func TestRepairClosesEveryOpenLane(t *testing.T) {
 		e.ParentRun = l.Run
 		l.Events = append(l.Events, e)
 	}
-	if err := st.Append(ctx, id, l.Events...); err != nil {
-		t.Fatal(err)
-	}
-	st.Close()
-	st = open(t, path, nil)
-	defer st.Close()
-	// Leave the lock of a process that is gone, as a crash does.
-	host, _ := os.Hostname()
-	if _, err := st.DB().Exec(`INSERT INTO locks (session, owner, pid, host, started, since) VALUES (?, 'dead', 4194000, ?, 1, 0)`, string(id), host); err != nil {
-		t.Fatal(err)
-	}
+	st = crashed(t, st, path, id, l.Events)
 	got, err := sessiontest.ReadAll(ctx, st, id, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -66,16 +57,7 @@ func TestFirstAppendRepairsFirst(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "s.db")
 	st, id := openSessionAt(t, path, "s")
 	l := sessiontest.NewLog(id).FullTurn("first").StartTurn("second").OpenStep("working", "c1").Started("c1")
-	if err := st.Append(ctx, id, l.Events...); err != nil {
-		t.Fatal(err)
-	}
-	st.Close()
-	st = open(t, path, nil)
-	defer st.Close()
-	host, _ := os.Hostname()
-	if _, err := st.DB().Exec(`INSERT INTO locks (session, owner, pid, host, started, since) VALUES (?, 'dead', 4194000, ?, 1, 0)`, string(id), host); err != nil {
-		t.Fatal(err)
-	}
+	st = crashed(t, st, path, id, l.Events)
 	next := sessiontest.NewLog(id).FullTurn("first").StartTurn("second").OpenStep("working", "c1").Started("c1").FullTurn("third").Events[len(l.Events):]
 	if err := st.Append(ctx, id, next...); !errors.Is(err, session.ErrSeqConflict) {
 		t.Fatalf("Append after the repair's seqs: %v, want ErrSeqConflict", err)
@@ -102,4 +84,22 @@ func TestFirstAppendRepairsFirst(t *testing.T) {
 	if err := st.Append(ctx, id, next...); err != nil {
 		t.Fatalf("Append after the repair: %v", err)
 	}
+}
+
+// crashed appends events to session id of st, the store at path, closes
+// it, and returns the store opened again with the lock row a process
+// that died while appending leaves; it is closed when the test ends.
+func crashed(t *testing.T, st *sqlite.Store, path string, id session.ID, events []session.Event) *sqlite.Store {
+	t.Helper()
+	if err := st.Append(context.Background(), id, events...); err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	st = open(t, path, nil)
+	t.Cleanup(func() { st.Close() })
+	host, _ := os.Hostname()
+	if _, err := st.DB().Exec(`INSERT INTO locks (session, owner, pid, host, started, since) VALUES (?, 'dead', 4194000, ?, 1, 0)`, string(id), host); err != nil {
+		t.Fatal(err)
+	}
+	return st
 }
