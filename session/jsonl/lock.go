@@ -66,12 +66,8 @@ func lockSession(path, legacy string, id session.ID, now time.Time, record bool)
 			return nil, nil, fmt.Errorf("jsonl: open session %q: %w", id, err)
 		}
 		if err = flockNow(f); err != nil {
-			var h holder
 			if errors.Is(err, syscall.EWOULDBLOCK) {
-				if r := recorded(f, legacy); r != nil {
-					h = *r
-				}
-				err = heldError(id, h)
+				err = heldError(id, f, legacy)
 			} else {
 				err = fmt.Errorf("jsonl: lock session %q: %w", id, err)
 			}
@@ -91,12 +87,9 @@ func lockSession(path, legacy string, id session.ID, now time.Time, record bool)
 		err := flockNow(lf)
 		lf.Close()
 		if errors.Is(err, syscall.EWOULDBLOCK) {
-			var h holder
-			if r := recorded(f, legacy); r != nil {
-				h = *r
-			}
+			err := heldError(id, f, legacy)
 			f.Close()
-			return nil, nil, heldError(id, h)
+			return nil, nil, err
 		}
 	}
 	stale = recorded(f, legacy)
@@ -135,7 +128,13 @@ func flockNow(f *os.File) error {
 	}
 }
 
-func heldError(id session.ID, h holder) error {
+// heldError is the error for a session whose lock is held elsewhere,
+// naming the holder the record of f's lock names.
+func heldError(id session.ID, f *os.File, legacy string) error {
+	var h holder
+	if r := recorded(f, legacy); r != nil {
+		h = *r
+	}
 	return fmt.Errorf("jsonl: session %q is held by %s; wait for it to finish or stop it: %w", id, h, session.ErrLocked)
 }
 

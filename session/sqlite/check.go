@@ -19,10 +19,13 @@ func (s *Store) check(ctx context.Context, id session.ID, st *state, hold bool) 
 	if st.held || (st.checked && !hold) {
 		return nil
 	}
-	var repaired []session.Event
+	var (
+		last     int64
+		repaired []session.Event
+	)
 	err := s.write(ctx, true, true, func(c conn) error {
 		var err error
-		st.lastSeq, repaired, err = s.openTx(ctx, c, id, hold, true)
+		last, repaired, err = s.openTx(ctx, c, id, hold, true)
 		return err
 	})
 	if errors.Is(err, errSkip) {
@@ -41,8 +44,7 @@ func (s *Store) check(ctx context.Context, id session.ID, st *state, hold bool) 
 			return err
 		}
 	}
-	st.checked = true
-	st.held = hold
+	st.checked, st.held, st.lastSeq = true, hold, last
 	return nil
 }
 
@@ -56,7 +58,7 @@ func (s *Store) openTx(ctx context.Context, c conn, id session.ID, hold, repair 
 	if err != nil {
 		return 0, nil, err
 	}
-	if h.Owner != "" && s.liveElsewhere(h) {
+	if s.liveElsewhere(h) {
 		if hold {
 			return 0, nil, fmt.Errorf("sqlite: session %q is held by %s; wait for it to finish or stop it: %w", id, h, session.ErrLocked)
 		}
@@ -113,10 +115,11 @@ func (s *Store) opening(ctx context.Context, id session.ID) (last int64, h holde
 	return last, h, err
 }
 
-// liveElsewhere reports whether h, a holder of a lock, is another Store
-// that is still alive: one of this process, or a live process.
+// liveElsewhere reports whether h, the holder of a lock (none if its
+// Owner is empty), is another Store that is still alive: one of this
+// process, or a live process.
 func (s *Store) liveElsewhere(h holder) bool {
-	if h.Owner == s.owner {
+	if h.Owner == "" || h.Owner == s.owner {
 		return false
 	}
 	if h.PID == s.pid && h.Host == s.host {

@@ -337,7 +337,7 @@ func (s *Store) Delete(ctx context.Context, id session.ID) error {
 		if err != nil {
 			return err
 		}
-		if h.Owner != "" && s.liveElsewhere(h) {
+		if s.liveElsewhere(h) {
 			return fmt.Errorf("sqlite: delete %q: held by %s; wait for it to finish or stop it: %w", id, h, session.ErrLocked)
 		}
 		_, err = c.ExecContext(ctx, `DELETE FROM sessions WHERE id = ?`, string(id))
