@@ -194,6 +194,13 @@ func (s *Store) Create(ctx context.Context, req *session.CreateRequest) (session
 		os.Remove(path)
 		return "", fmt.Errorf("jsonl: create %q: %w", id, err)
 	}
+	if s.opts.Durability != DurabilityNever {
+		// The file was just synced: the first background sync of its
+		// appends comes a gap after it, as after any other.
+		if st, err := s.get(id); err == nil {
+			st.sync.Synced(int64(len(b)))
+		}
+	}
 	return id, nil
 }
 

@@ -28,9 +28,11 @@ const DefaultGap = 5 * time.Millisecond
 // Queue is the background sync of one store or file. The zero Queue is
 // ready to use; it syncs as soon as asked.
 type Queue struct {
-	// Gap is the least time from the start of one background sync to the
-	// start of the next one nobody waits for: what a crash of the machine
-	// may lose beyond the sync in progress. Set it before first use.
+	// Gap is the least time from the start of one sync (in the
+	// background, or the caller's own that Synced records) to the start
+	// of the next background sync nobody waits for: what a crash of the
+	// machine may lose beyond the sync in progress. Set it before first
+	// use.
 	Gap time.Duration
 
 	mu      sync.Mutex
@@ -131,10 +133,12 @@ func (q *Queue) arrive() {
 	}
 }
 
-// Synced records that the caller synced the first n itself.
+// Synced records that the caller synced the first n itself, just now:
+// the next background sync nobody waits for comes Gap after it.
 func (q *Queue) Synced(n int64) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
+	q.last = time.Now()
 	q.done = max(q.done, n)
 	q.want = max(q.want, n)
 }
