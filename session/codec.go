@@ -7,8 +7,8 @@ import (
 	"fmt"
 	"strconv"
 	"time"
-	"unicode/utf8"
 
+	"github.com/reinhq/rein/internal/jsonesc"
 	"github.com/reinhq/rein/llm"
 )
 
@@ -56,21 +56,21 @@ func AppendEventJSON(dst []byte, e Event) ([]byte, error) {
 	dst = append(dst, `,"time":"`...)
 	dst = e.Time.AppendFormat(dst, time.RFC3339Nano)
 	dst = append(dst, `","session":`...)
-	dst = appendString(dst, string(e.Session))
+	dst = jsonesc.AppendString(dst, string(e.Session))
 	dst = append(dst, `,"turn":`...)
-	dst = appendString(dst, string(e.Turn))
+	dst = jsonesc.AppendString(dst, string(e.Turn))
 	dst = append(dst, `,"run":`...)
-	dst = appendString(dst, string(e.Run))
+	dst = jsonesc.AppendString(dst, string(e.Run))
 	if e.ParentRun != "" {
 		dst = append(dst, `,"parent_run":`...)
-		dst = appendString(dst, string(e.ParentRun))
+		dst = jsonesc.AppendString(dst, string(e.ParentRun))
 	}
 	if e.Agent != "" {
 		dst = append(dst, `,"agent":`...)
-		dst = appendString(dst, e.Agent)
+		dst = jsonesc.AppendString(dst, e.Agent)
 	}
 	dst = append(dst, `,"type":`...)
-	dst = appendString(dst, typ)
+	dst = jsonesc.AppendString(dst, typ)
 	dst = append(dst, `,"data":`...)
 	dst, err := AppendPayloadJSON(dst, e.Data)
 	if err != nil {
@@ -107,22 +107,6 @@ func AppendPayloadJSON(dst []byte, p Payload) ([]byte, error) {
 		return dst, fmt.Errorf("session: encode %s event: %w", p.EventType(), err)
 	}
 	return append(dst, body...), nil
-}
-
-// appendString appends s as a JSON string. Plain ASCII, the common case,
-// is copied as is; anything else goes through encoding/json so escaping
-// and invalid UTF-8 are handled exactly as for payloads.
-func appendString(dst []byte, s string) []byte {
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c < 0x20 || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' || c >= utf8.RuneSelf {
-			b, _ := json.Marshal(s) // a string always encodes
-			return append(dst, b...)
-		}
-	}
-	dst = append(dst, '"')
-	dst = append(dst, s...)
-	return append(dst, '"')
 }
 
 // eventWire is the JSON header of an event, with data left raw until the
