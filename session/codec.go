@@ -82,9 +82,17 @@ func AppendEventJSON(dst []byte, e Event) ([]byte, error) {
 // AppendPayloadJSON appends the JSON encoding of an event's data, as
 // AppendEventJSON writes its "data", to dst and returns the extended
 // slice: an *Unknown payload's raw data byte for byte ("null" when it has
-// none), any other through its own MarshalJSON or encoding/json. Stores
-// that keep the data apart from the event's header use it.
+// none), any other as json.Marshal writes it. Stores that keep the data
+// apart from the event's header use it.
+//
+// The payloads of every step (turn and step bounds, messages, request
+// headers, tool calls and results) are written directly, without
+// reflection; the others, and anything unusual in those, such as raw
+// JSON that is not valid, go through encoding/json.
 func AppendPayloadJSON(dst []byte, p Payload) ([]byte, error) {
+	if out, ok := appendPayloadDirect(dst, p); ok {
+		return out, nil
+	}
 	if u, ok := p.(*Unknown); ok {
 		switch {
 		case len(u.Raw) == 0:
