@@ -16,8 +16,9 @@ const module = "github.com/reinhq/rein"
 var layers = map[string][]string{
 	"llm":         {},
 	"llm/llmtest": {"llm"},
-	// JSON string escapes, for the direct decoders of the stores and the
-	// adapters: a leaf below every layer.
+	// JSON strings written and read as encoding/json does, for the direct
+	// encoders and decoders of the stores and the adapters: a leaf below
+	// every layer.
 	"internal/jsonesc": {},
 	"provider":         {"llm", "provider/internal", "internal/jsonesc"},
 	"session":          {"llm", "session", "internal/jsonesc"},

@@ -7,8 +7,8 @@ import (
 	"fmt"
 	"strconv"
 	"time"
-	"unicode/utf8"
 
+	"github.com/reinhq/rein/internal/jsonesc"
 	"github.com/reinhq/rein/llm"
 )
 
@@ -56,21 +56,21 @@ func AppendEventJSON(dst []byte, e Event) ([]byte, error) {
 	dst = append(dst, `,"time":"`...)
 	dst = e.Time.AppendFormat(dst, time.RFC3339Nano)
 	dst = append(dst, `","session":`...)
-	dst = appendString(dst, string(e.Session))
+	dst = jsonesc.AppendString(dst, string(e.Session))
 	dst = append(dst, `,"turn":`...)
-	dst = appendString(dst, string(e.Turn))
+	dst = jsonesc.AppendString(dst, string(e.Turn))
 	dst = append(dst, `,"run":`...)
-	dst = appendString(dst, string(e.Run))
+	dst = jsonesc.AppendString(dst, string(e.Run))
 	if e.ParentRun != "" {
 		dst = append(dst, `,"parent_run":`...)
-		dst = appendString(dst, string(e.ParentRun))
+		dst = jsonesc.AppendString(dst, string(e.ParentRun))
 	}
 	if e.Agent != "" {
 		dst = append(dst, `,"agent":`...)
-		dst = appendString(dst, e.Agent)
+		dst = jsonesc.AppendString(dst, e.Agent)
 	}
 	dst = append(dst, `,"type":`...)
-	dst = appendString(dst, typ)
+	dst = jsonesc.AppendString(dst, typ)
 	dst = append(dst, `,"data":`...)
 	dst, err := AppendPayloadJSON(dst, e.Data)
 	if err != nil {
@@ -82,9 +82,17 @@ func AppendEventJSON(dst []byte, e Event) ([]byte, error) {
 // AppendPayloadJSON appends the JSON encoding of an event's data, as
 // AppendEventJSON writes its "data", to dst and returns the extended
 // slice: an *Unknown payload's raw data byte for byte ("null" when it has
-// none), any other through its own MarshalJSON or encoding/json. Stores
-// that keep the data apart from the event's header use it.
+// none), any other as json.Marshal writes it. Stores that keep the data
+// apart from the event's header use it.
+//
+// The payloads of every step (turn and step bounds, messages, request
+// headers, tool calls and results) are written directly, without
+// reflection; the others, and anything unusual in those, such as raw
+// JSON that is not valid, go through encoding/json.
 func AppendPayloadJSON(dst []byte, p Payload) ([]byte, error) {
+	if out, ok := appendPayloadDirect(dst, p); ok {
+		return out, nil
+	}
 	if u, ok := p.(*Unknown); ok {
 		switch {
 		case len(u.Raw) == 0:
@@ -107,22 +115,6 @@ func AppendPayloadJSON(dst []byte, p Payload) ([]byte, error) {
 		return dst, fmt.Errorf("session: encode %s event: %w", p.EventType(), err)
 	}
 	return append(dst, body...), nil
-}
-
-// appendString appends s as a JSON string. Plain ASCII, the common case,
-// is copied as is; anything else goes through encoding/json so escaping
-// and invalid UTF-8 are handled exactly as for payloads.
-func appendString(dst []byte, s string) []byte {
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c < 0x20 || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' || c >= utf8.RuneSelf {
-			b, _ := json.Marshal(s) // a string always encodes
-			return append(dst, b...)
-		}
-	}
-	dst = append(dst, '"')
-	dst = append(dst, s...)
-	return append(dst, '"')
 }
 
 // eventWire is the JSON header of an event, with data left raw until the

@@ -1,6 +1,9 @@
-// Package jsonesc decodes the escapes of JSON strings strictly, for the
-// direct decoders that read what rein and the providers write and leave
-// anything else to encoding/json.
+// Package jsonesc writes and reads JSON strings as encoding/json does,
+// for the direct encoders and decoders of the stores and the provider
+// adapters. The writers (AppendString, AppendRaw) produce exactly the
+// bytes json.Marshal produces, so what they write can stand in for it on
+// disk and on the wire; the reader (Decode) decodes an escape strictly,
+// leaving anything encoding/json would treat otherwise to encoding/json.
 package jsonesc
 
 import (

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/reinhq/rein/internal/jsonesc"
 	"github.com/reinhq/rein/llm"
 	"github.com/reinhq/rein/provider/internal/wirebody"
 )
@@ -137,12 +138,12 @@ func encodeTool(i int, ts *llm.ToolSpec) (encTool, error) {
 		return encTool{}, fmt.Errorf("anthropic: tool %q: schema is not a JSON object", ts.Name)
 	}
 	buf := []byte(`{"input_schema":`)
-	buf = appendRaw(buf, schema)
+	buf = jsonesc.AppendRaw(buf, schema)
 	buf = append(buf, `,"name":`...)
-	buf = appendString(buf, ts.Name)
+	buf = jsonesc.AppendString(buf, ts.Name)
 	if ts.Description != "" {
 		buf = append(buf, `,"description":`...)
-		buf = appendString(buf, ts.Description)
+		buf = jsonesc.AppendString(buf, ts.Description)
 	}
 	return encTool{name: ts.Name, desc: ts.Description, schema: bytes.Clone(ts.Schema), buf: buf}, nil
 }

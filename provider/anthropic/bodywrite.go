@@ -6,6 +6,7 @@ import (
 	"math"
 	"strconv"
 
+	"github.com/reinhq/rein/internal/jsonesc"
 	"github.com/reinhq/rein/llm"
 	"github.com/reinhq/rein/provider/internal/wirebody"
 )
@@ -96,10 +97,10 @@ func (b *body) write(s settings, count bool) (wirebody.Body, error) {
 		out = c.appendTurn(out, ti)
 	}
 	out = append(out, `],"model":`...)
-	out = appendString(out, b.model)
+	out = jsonesc.AppendString(out, b.model)
 	if !count && req.User != "" {
 		out = append(out, `,"metadata":{"user_id":`...)
-		out = appendString(out, req.User)
+		out = jsonesc.AppendString(out, req.User)
 		out = append(out, '}')
 	}
 	if s.schema != nil {
@@ -113,7 +114,7 @@ func (b *body) write(s settings, count bool) (wirebody.Body, error) {
 			if i > 0 {
 				out = append(out, ',')
 			}
-			out = appendString(out, st)
+			out = jsonesc.AppendString(out, st)
 		}
 		out = append(out, ']')
 	}
@@ -212,7 +213,7 @@ func appendToolChoice(out []byte, req *llm.Request) []byte {
 	out = append(out, `,"tool_choice":{`...)
 	if kind == "tool" {
 		out = append(out, `"name":`...)
-		out = appendString(out, req.ToolChoice.Name)
+		out = jsonesc.AppendString(out, req.ToolChoice.Name)
 		out = append(out, ',')
 	}
 	if noParallel {

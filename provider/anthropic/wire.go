@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/reinhq/rein/internal/jsonesc"
 	"github.com/reinhq/rein/llm"
 )
 
@@ -130,13 +131,13 @@ func appendBlock(buf []byte, b *encBlock, part llm.Part, role llm.Role, keepReas
 		switch {
 		case x.Redacted != "":
 			buf = append(buf, `{"data":`...)
-			buf = appendString(buf, x.Redacted)
+			buf = jsonesc.AppendString(buf, x.Redacted)
 			buf = append(buf, `,"type":"redacted_thinking"}`...)
 		case x.Signature != "":
 			buf = append(buf, `{"signature":`...)
-			buf = appendString(buf, x.Signature)
+			buf = jsonesc.AppendString(buf, x.Signature)
 			buf = append(buf, `,"thinking":`...)
-			buf = appendString(buf, x.Text)
+			buf = jsonesc.AppendString(buf, x.Text)
 			buf = append(buf, `,"type":"thinking"}`...)
 		default:
 			// Unsigned thinking (from another provider, or cut off) would
@@ -148,11 +149,11 @@ func appendBlock(buf []byte, b *encBlock, part llm.Part, role llm.Role, keepReas
 			return buf, false, fmt.Errorf("tool call %q in a %s message; tool calls belong to assistant messages", x.ID, role)
 		}
 		buf = append(buf, `{"id":`...)
-		buf = appendString(buf, string(x.ID))
+		buf = jsonesc.AppendString(buf, string(x.ID))
 		buf = append(buf, `,"input":`...)
-		buf = appendRaw(buf, toolInput(x.Args))
+		buf = jsonesc.AppendRaw(buf, toolInput(x.Args))
 		buf = append(buf, `,"name":`...)
-		buf = appendString(buf, x.Name)
+		buf = jsonesc.AppendString(buf, x.Name)
 		b.cc, b.hint = len(buf), x.Cache
 		buf = append(buf, `,"type":"tool_use"}`...)
 	case *llm.ToolResult:
@@ -181,7 +182,7 @@ func appendBlock(buf []byte, b *encBlock, part llm.Part, role llm.Role, keepReas
 // appendText appends a text block and returns where its cache_control goes.
 func appendText(buf []byte, text string) ([]byte, int) {
 	buf = append(buf, `{"text":`...)
-	buf = appendString(buf, text)
+	buf = jsonesc.AppendString(buf, text)
 	cc := len(buf)
 	return append(buf, `,"type":"text"}`...), cc
 }
@@ -189,7 +190,7 @@ func appendText(buf []byte, text string) ([]byte, int) {
 func appendResult(buf []byte, b *encBlock, x *llm.ToolResult) ([]byte, error) {
 	b.result, b.hint = true, x.Cache
 	buf = append(buf, `{"tool_use_id":`...)
-	buf = appendString(buf, string(x.CallID))
+	buf = jsonesc.AppendString(buf, string(x.CallID))
 	if x.IsError {
 		buf = append(buf, `,"is_error":true`...)
 	}
@@ -264,7 +265,7 @@ func appendMedia(buf []byte, p llm.Part) ([]byte, int, error) {
 		}
 		if x.Title != "" {
 			buf = append(buf, `,"title":`...)
-			buf = appendString(buf, x.Title)
+			buf = jsonesc.AppendString(buf, x.Title)
 		}
 		cc := len(buf)
 		return append(buf, `,"type":"document"}`...), cc, nil
@@ -303,7 +304,7 @@ func appendDocumentSource(buf []byte, x *llm.Document) ([]byte, error) {
 			return appendBase64(buf, x.Data, mt), nil
 		case strings.HasPrefix(mt, "text/"):
 			buf = append(buf, `{"data":`...)
-			buf = appendString(buf, string(x.Data))
+			buf = jsonesc.AppendString(buf, string(x.Data))
 			return append(buf, `,"media_type":"text/plain","type":"text"}`...), nil
 		}
 		return buf, fmt.Errorf("document of type %q; the API takes application/pdf or text", mt)
@@ -317,13 +318,13 @@ func appendBase64(buf, data []byte, mediaType string) []byte {
 	buf = append(buf, `{"data":"`...)
 	buf = base64.StdEncoding.AppendEncode(buf, data)
 	buf = append(buf, `","media_type":`...)
-	buf = appendString(buf, mediaType)
+	buf = jsonesc.AppendString(buf, mediaType)
 	return append(buf, `,"type":"base64"}`...)
 }
 
 func appendURL(buf []byte, url string) []byte {
 	buf = append(buf, `{"url":`...)
-	buf = appendString(buf, url)
+	buf = jsonesc.AppendString(buf, url)
 	return append(buf, `,"type":"url"}`...)
 }
 

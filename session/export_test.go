@@ -1,0 +1,7 @@
+package session
+
+// Internals the external tests check.
+var (
+	AppendPayloadDirect = appendPayloadDirect
+	FastSamples         = fastSamples
+)
