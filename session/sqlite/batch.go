@@ -2,7 +2,8 @@ package sqlite
 
 import (
 	"context"
-	"database/sql"
+	"database/sql/driver"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -56,7 +57,9 @@ func (s *Store) appendTx(ctx context.Context, id session.ID, events []session.Ev
 // record inserts events, maxRows a statement, binding their values into
 // the Store's reused argument slice and their data into its reused
 // buffer, and, if row, sets the session row's last seq and time, all
-// through the write connection's prepared statements. s.wmu is held.
+// through the write connection's prepared statements. The inserts run
+// on the driver's statements, without database/sql's conversion and copy
+// of every argument. s.wmu is held.
 func (s *Store) record(ctx context.Context, id session.ID, events []session.Event, row bool) error {
 	lastEv := &events[len(events)-1]
 	sid := any(string(id)) // boxed once for every row
@@ -80,11 +83,16 @@ func (s *Store) record(ctx context.Context, id session.ID, events []session.Even
 		args, start := s.args[:0], 0
 		for i := range events[:n] {
 			e := &events[i]
-			args = append(args, sid, e.Seq, e.Time.UnixNano(), e.Data.EventType(),
-				string(e.Turn), string(e.Run), string(e.ParentRun), e.Agent, buf[start:ends[i]:ends[i]])
+			for _, v := range [eventCols]any{sid, e.Seq, e.Time.UnixNano(), e.Data.EventType(),
+				string(e.Turn), string(e.Run), string(e.ParentRun), e.Agent, buf[start:ends[i]:ends[i]]} {
+				args = append(args, driver.NamedValue{Ordinal: len(args) + 1, Value: v})
+			}
 			start = ends[i]
 		}
-		_, err = stmt.ExecContext(ctx, args...)
+		err = s.w.Raw(func(any) error {
+			_, err := stmt.ExecContext(ctx, args)
+			return err
+		})
 		clear(args)
 		s.args = args[:0]
 		if err != nil {
@@ -102,9 +110,9 @@ func (s *Store) record(ctx context.Context, id session.ID, events []session.Even
 	return err
 }
 
-// insertStmt returns the statement inserting n events, preparing it on
-// the write connection the first time. s.wmu is held.
-func (s *Store) insertStmt(ctx context.Context, n int) (*sql.Stmt, error) {
+// insertStmt returns the driver's statement inserting n events,
+// preparing it on the write connection the first time. s.wmu is held.
+func (s *Store) insertStmt(ctx context.Context, n int) (driver.StmtExecContext, error) {
 	if st := s.insRows[n-1]; st != nil {
 		return st, nil
 	}
@@ -116,24 +124,34 @@ func (s *Store) insertStmt(ctx context.Context, n int) (*sql.Stmt, error) {
 		}
 		q.WriteString("(?" + strings.Repeat(", ?", eventCols-1) + ")")
 	}
-	st, err := s.w.PrepareContext(ctx, q.String())
-	if err != nil {
-		return nil, err
-	}
-	s.insRows[n-1] = st
-	return st, nil
+	err := s.w.Raw(func(dc any) error {
+		ds, err := dc.(driver.ConnPrepareContext).PrepareContext(ctx, q.String())
+		if err != nil {
+			return err
+		}
+		st, ok := ds.(driver.StmtExecContext)
+		if !ok {
+			ds.Close()
+			return errors.New("sqlite: the driver's statements do not take a context")
+		}
+		s.insRows[n-1] = st
+		return nil
+	})
+	return s.insRows[n-1], err
 }
 
 // closeInserts closes the prepared inserts. s.wmu is held.
 func (s *Store) closeInserts() error {
-	var first error
-	for i, st := range s.insRows {
-		if st != nil {
-			if err := st.Close(); err != nil && first == nil {
-				first = err
+	return s.w.Raw(func(any) error {
+		var first error
+		for i, st := range s.insRows {
+			if st != nil {
+				if err := st.(driver.Stmt).Close(); err != nil && first == nil {
+					first = err
+				}
+				s.insRows[i] = nil
 			}
-			s.insRows[i] = nil
 		}
-	}
-	return first
+		return first
+	})
 }

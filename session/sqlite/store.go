@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"database/sql"
+	"database/sql/driver"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -79,8 +80,8 @@ type Store struct {
 	// insert.
 	begin, end                       *sql.Stmt
 	insSes, openSes, lockSes, updSes *sql.Stmt
-	insRows                          [maxRows]*sql.Stmt
-	args                             []any
+	insRows                          [maxRows]driver.StmtExecContext
+	args                             []driver.NamedValue
 	data                             []byte
 
 	sessions opened.Sessions[state]
