@@ -48,7 +48,15 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	cmd.SetIn(stdin)
 	cmd.SetOut(out)
 	cmd.SetErr(errOut)
-	err := cmd.ExecuteContext(ctx)
+	return exitCode(cmd.ExecuteContext(ctx), ctx.Err() != nil, errOut)
+}
+
+// exitCode reports err, what a command returned, on errOut and returns
+// the process's exit code; interrupted says a signal came while it ran.
+// A command interrupted before it could say how its turn ended (opening
+// a store, submitting to a queue) exits as cancelled, as one whose turn
+// a signal ended does.
+func exitCode(err error, interrupted bool, errOut io.Writer) int {
 	if err == nil {
 		return exitOK
 	}
@@ -61,8 +69,11 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintln(errOut, "rein:", err)
 	var ue *usageError
-	if errors.As(err, &ue) || isFlagError(err) {
+	switch {
+	case errors.As(err, &ue) || isFlagError(err):
 		return exitUsage
+	case interrupted:
+		return exitCancelled
 	}
 	return exitError
 }

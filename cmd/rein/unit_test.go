@@ -1,7 +1,9 @@
 package main
 
 import (
+	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -42,6 +44,34 @@ func TestTurnExit(t *testing.T) {
 			}
 			if got != tt.want {
 				t.Errorf("exit = %d, want %d (err %v)", got, tt.want, err)
+			}
+		})
+	}
+}
+
+// A command that a signal interrupted before its turn could end (while
+// it opened a store or submitted to a queue) exits as cancelled; without
+// a signal the same error is an error, and a usage error stays one.
+func TestExitCodeOfInterruptedCommand(t *testing.T) {
+	open := fmt.Errorf("open workflow engine: %w", context.Canceled)
+	tests := []struct {
+		name        string
+		err         error
+		interrupted bool
+		want        int
+		says        string
+	}{
+		{"interrupted while opening", open, true, exitCancelled, "rein: open workflow engine: context canceled\n"},
+		{"failed to open", open, false, exitError, "rein: open workflow engine: context canceled\n"},
+		{"usage", usageErrorf("bad flag"), true, exitUsage, "rein: bad flag\n"},
+		{"turn stopped", &codeError{code: exitStopped, err: errors.New("limit")}, true, exitStopped, "rein: limit\n"},
+		{"ok", nil, true, exitOK, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var out strings.Builder
+			if got := exitCode(tt.err, tt.interrupted, &out); got != tt.want || out.String() != tt.says {
+				t.Errorf("exitCode = %d, said %q; want %d, %q", got, out.String(), tt.want, tt.says)
 			}
 		})
 	}
