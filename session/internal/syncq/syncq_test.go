@@ -168,37 +168,22 @@ func TestGapGroupsSyncs(t *testing.T) {
 	})
 }
 
-// A sync the caller made itself counts for the gap: a request right
-// after it waits, and then covers everything asked for.
+// A sync the caller made itself counts for the gap: the background sync
+// a request asks for right after it starts when the gap has passed. The
+// test waits for that sync on a channel; the bubble's clock moves to the
+// gap's end once every goroutine is blocked.
 func TestCallersSyncStartsTheGap(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		q := Queue{Gap: 10 * time.Millisecond}
 		start := time.Now()
-		var (
-			mu sync.Mutex
-			at []time.Duration
-		)
-		calls := func() []time.Duration {
-			mu.Lock()
-			defer mu.Unlock()
-			return append([]time.Duration(nil), at...)
-		}
+		synced := make(chan time.Duration)
 		q.Synced(1)
-		time.Sleep(3 * time.Millisecond)
 		q.Request(2, func() error {
-			mu.Lock()
-			defer mu.Unlock()
-			at = append(at, time.Since(start))
+			synced <- time.Since(start)
 			return nil
 		})
-		synctest.Wait()
-		if got := calls(); len(got) != 0 {
-			t.Fatalf("background sync at %v, within the gap after the caller's", got)
-		}
-		time.Sleep(7 * time.Millisecond)
-		synctest.Wait()
-		if diff := cmp.Diff([]time.Duration{10 * time.Millisecond}, calls()); diff != "" {
-			t.Errorf("background syncs (-want +got):\n%s", diff)
+		if at := <-synced; at != q.Gap {
+			t.Errorf("background sync %v after the caller's, want %v (the gap)", at, q.Gap)
 		}
 		if err := q.Drain(); err != nil {
 			t.Fatal(err)
