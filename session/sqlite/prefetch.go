@@ -1,7 +1,5 @@
 package sqlite
 
-import "database/sql"
-
 // A long read steps the statement on a goroutine of its own and decodes
 // on the reader's: SQLite's stepping and the driver's copying of each
 // row take about as long as decoding and yielding the events, so on a
@@ -45,7 +43,7 @@ func (b *rowBatch) reset() {
 // false to stop. Only the goroutine touches rows until prefetch returns,
 // which it does after the goroutine has ended, so the caller may then
 // close rows. A row's bytes are valid only during its emit.
-func prefetch(rows *sql.Rows, emit func(seq, t int64, row []byte) bool) error {
+func prefetch(rows eventRows, emit func(seq, t int64, row []byte) bool) error {
 	full := make(chan *rowBatch, batches)
 	free := make(chan *rowBatch, batches)
 	for range batches {
@@ -92,18 +90,12 @@ func prefetch(rows *sql.Rows, emit func(seq, t int64, row []byte) bool) error {
 }
 
 // fill reads up to batchRows rows into b.
-func fill(b *rowBatch, rows *sql.Rows) {
+func fill(b *rowBatch, rows eventRows) {
 	b.reset()
-	var (
-		seq, t int64
-		row    sql.RawBytes
-	)
 	for len(b.seq) < batchRows {
-		if !rows.Next() {
-			b.end, b.err = true, rows.Err()
-			return
-		}
-		if b.err = rows.Scan(&seq, &t, &row); b.err != nil {
+		seq, t, row, ok := rows.next()
+		if !ok {
+			b.end, b.err = true, rows.err()
 			return
 		}
 		b.add(seq, t, row)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/reinhq/rein/internal/testwait"
 	"github.com/reinhq/rein/session"
+	"github.com/reinhq/rein/session/sessiontest"
 )
 
 // A read long enough to step its statement on a goroutine yields every
@@ -63,5 +64,47 @@ func TestLongReadYieldsInOrderAndStops(t *testing.T) {
 	// The store still reads and writes after a read was cut short.
 	if err := st.Append(ctx, id, session.Event{Seq: n + 1, Time: t0, Turn: "t1", Data: &session.TurnEnd{Reason: session.EndCompleted}}); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A long read whose context is cancelled partway ends with an error, not
+// a silently short log, and the store reads on afterwards.
+func TestCancelledLongReadEndsWithAnError(t *testing.T) {
+	st, id := openSession(t, "cut")
+	const n = 5000
+	t0 := time.Unix(1700000000, 0)
+	evs := []session.Event{{Seq: 1, Time: t0, Turn: "t1", Data: &session.TurnStart{Trigger: session.TriggerPrompt}}}
+	for seq := int64(2); seq <= n; seq++ {
+		evs = append(evs, session.Event{Seq: seq, Time: t0, Turn: "t1", Data: &session.StepStart{Step: int(seq)}})
+	}
+	if err := st.Append(context.Background(), id, evs...); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	read, last := 0, int64(0)
+	var end error
+	for e, err := range st.Events(ctx, id, 0) {
+		if err != nil {
+			end = err
+			break
+		}
+		if e.Seq != last+1 {
+			t.Fatalf("seq %d after %d", e.Seq, last)
+		}
+		last = e.Seq
+		if read++; read == 2000 {
+			cancel()
+		}
+	}
+	if end == nil {
+		t.Fatalf("a cancelled read ended without an error after %d of %d events", read, n)
+	}
+	if read >= n {
+		t.Errorf("the cancelled read yielded all %d events", read)
+	}
+	got, err := sessiontest.ReadAll(context.Background(), st, id, 0)
+	if err != nil || len(got) != n {
+		t.Fatalf("read %d events after the cancelled read (%v), want %d", len(got), err, n)
 	}
 }

@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
+	"io"
 	"iter"
 	"time"
 
@@ -31,7 +33,7 @@ const eventsQuery = `SELECT seq, time, CAST(type || char(31) || turn || char(31)
 // eventQuery reads the header strings and the data of one event apart.
 const eventQuery = `SELECT type, turn, run, parent_run, agent, data FROM events WHERE session = ? AND seq = ?`
 
-// query yields the events of id with seq > afterSeq.
+// query yields the events of id with seq > afterSeq, read through q.
 func (s *Store) query(ctx context.Context, q querier, id session.ID, afterSeq int64) iter.Seq2[session.Event, error] {
 	return func(yield func(session.Event, error) bool) {
 		rows, err := q.QueryContext(ctx, eventsQuery, string(id), afterSeq)
@@ -40,36 +42,43 @@ func (s *Store) query(ctx context.Context, q querier, id session.ID, afterSeq in
 			return
 		}
 		defer rows.Close()
-		var (
-			f       [6][]byte
-			d       rowDecoder
-			stopped bool // yield returned false, or was given an error
-		)
-		// emit decodes a row and yields its event; false stops the read.
-		emit := func(seq, t int64, row []byte) bool {
-			ev, err := s.event(ctx, q, &d, &f, id, seq, t, row)
-			stopped = !yield(ev, err) || err != nil
-			return !stopped
+		s.yieldRows(ctx, q, id, &sqlRows{rows: rows}, yield)
+	}
+}
+
+// yieldRows decodes rows, a read of eventsQuery for session id, and
+// yields their events in order. A row whose blob cannot be cut is read
+// again column by column through q: a row never changes once written,
+// so q need not be the connection of rows.
+func (s *Store) yieldRows(ctx context.Context, q querier, id session.ID, rows eventRows, yield func(session.Event, error) bool) {
+	var (
+		f       [6][]byte
+		d       rowDecoder
+		err     error
+		stopped bool // yield returned false, or was given an error
+	)
+	// emit decodes a row and yields its event; false stops the read.
+	emit := func(seq, t int64, row []byte) bool {
+		ev, err := s.event(ctx, q, &d, &f, id, seq, t, row)
+		stopped = !yield(ev, err) || err != nil
+		return !stopped
+	}
+	for n := 1; ; n++ {
+		seq, t, row, ok := rows.next()
+		if !ok {
+			err = rows.err()
+			break
 		}
-		var (
-			seq, t int64
-			row    sql.RawBytes
-		)
-		for n := 1; rows.Next(); n++ {
-			if err = rows.Scan(&seq, &t, &row); err != nil || !emit(seq, t, row) {
-				break
-			}
-			if n == sequentialRows {
-				err = prefetch(rows, emit)
-				break
-			}
+		if !emit(seq, t, row) {
+			break
 		}
-		if err == nil {
-			err = rows.Err()
+		if n == sequentialRows {
+			err = prefetch(rows, emit)
+			break
 		}
-		if err != nil && !stopped {
-			yield(session.Event{}, fmt.Errorf("sqlite: read session %q: %w", id, err))
-		}
+	}
+	if err != nil && !stopped {
+		yield(session.Event{}, fmt.Errorf("sqlite: read session %q: %w", id, err))
 	}
 }
 
@@ -107,27 +116,58 @@ func (s *Store) Events(ctx context.Context, id session.ID, afterSeq int64) iter.
 			yield(session.Event{}, err)
 			return
 		}
-		// One read transaction: the session row and its events agree.
-		tx, err := s.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
-		if err != nil {
-			yield(session.Event{}, fmt.Errorf("sqlite: read session %q: %w", id, err))
-			return
+		c, err := s.db.Conn(ctx)
+		if err == nil {
+			defer c.Close()
+			err = c.Raw(func(dc any) error { return s.read(ctx, dc, id, afterSeq, yield) })
 		}
-		defer tx.Rollback()
-		var one int
-		if err := tx.QueryRowContext(ctx, `SELECT 1 FROM sessions WHERE id = ?`, string(id)).Scan(&one); err != nil {
-			if errors.Is(err, sql.ErrNoRows) {
-				err = fmt.Errorf("sqlite: session %q: %w", id, session.ErrNotFound)
+		if err != nil {
+			if !errors.Is(err, session.ErrNotFound) {
+				err = fmt.Errorf("sqlite: read session %q: %w", id, err)
 			}
 			yield(session.Event{}, err)
-			return
-		}
-		for ev, err := range s.query(ctx, tx, id, afterSeq) {
-			if !yield(ev, err) || err != nil {
-				return
-			}
 		}
 	}
+}
+
+// read yields the events of id with seq > afterSeq from one read
+// transaction on dc, the driver's connection, so that the session row
+// and its events agree. An error it returns was not yielded: the
+// transaction or the query did not start.
+func (s *Store) read(ctx context.Context, dc any, id session.ID, afterSeq int64, yield func(session.Event, error) bool) error {
+	b, ok1 := dc.(driver.ConnBeginTx)
+	q, ok2 := dc.(driver.QueryerContext)
+	if !ok1 || !ok2 {
+		return fmt.Errorf("the driver's connection %T cannot run a read transaction", dc)
+	}
+	tx, err := b.BeginTx(ctx, driver.TxOptions{ReadOnly: true})
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	sid := driver.NamedValue{Ordinal: 1, Value: string(id)}
+	one, err := q.QueryContext(ctx, `SELECT 1 FROM sessions WHERE id = ?`, []driver.NamedValue{sid})
+	if err != nil {
+		return err
+	}
+	var dest [1]driver.Value
+	err = one.Next(dest[:])
+	one.Close()
+	if err == io.EOF {
+		return fmt.Errorf("sqlite: session %q: %w", id, session.ErrNotFound)
+	}
+	if err != nil {
+		return err
+	}
+	rows, err := q.QueryContext(ctx, eventsQuery, []driver.NamedValue{sid, {Ordinal: 2, Value: afterSeq}})
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	// A row read again goes through the pool: this connection steps rows
+	// on the prefetch goroutine.
+	s.yieldRows(ctx, s.db, id, newDriverRows(ctx, rows), yield)
+	return nil
 }
 
 // split cuts a row's blob of eventsQuery into the five header strings
