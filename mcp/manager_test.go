@@ -55,12 +55,11 @@ func inProcess(t testing.TB, srv *sdk.Server, count *atomic.Int32) func(context.
 		if count != nil {
 			count.Add(1)
 		}
-		ct, st := sdk.NewInMemoryTransports()
-		ss, err := srv.Connect(context.Background(), st, nil)
+		ct, end, err := connectInMemory(srv)
 		if err != nil {
 			return nil, err
 		}
-		t.Cleanup(func() { ss.Close() })
+		t.Cleanup(end.close)
 		return ct, nil
 	}
 }

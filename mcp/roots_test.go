@@ -17,19 +17,18 @@ import (
 type droppable struct {
 	srv *sdk.Server
 	mu  sync.Mutex
-	ss  *sdk.ServerSession
+	end *serverEnd
 }
 
 func (d *droppable) transport(t *testing.T) func(context.Context) (sdk.Transport, error) {
 	return func(ctx context.Context) (sdk.Transport, error) {
-		ct, st := sdk.NewInMemoryTransports()
-		ss, err := d.srv.Connect(context.Background(), st, nil)
+		ct, end, err := connectInMemory(d.srv)
 		if err != nil {
 			return nil, err
 		}
-		t.Cleanup(func() { ss.Close() })
+		t.Cleanup(end.close)
 		d.mu.Lock()
-		d.ss = ss
+		d.end = end
 		d.mu.Unlock()
 		return ct, nil
 	}
@@ -38,7 +37,7 @@ func (d *droppable) transport(t *testing.T) func(context.Context) (sdk.Transport
 func (d *droppable) drop() {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	d.ss.Close()
+	d.end.close()
 }
 
 // A connection that drops and comes back offers the roots the host has
