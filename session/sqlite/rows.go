@@ -166,7 +166,7 @@ func (s *Store) read(ctx context.Context, dc any, id session.ID, afterSeq int64,
 	defer rows.Close()
 	// A row read again goes through the pool: this connection steps rows
 	// on the prefetch goroutine.
-	s.yieldRows(ctx, s.db, id, newDriverRows(ctx, rows), yield)
+	s.yieldRows(ctx, s.db, id, &driverRows{ctx: ctx, rows: rows}, yield)
 	return nil
 }
 

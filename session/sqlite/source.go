@@ -45,19 +45,14 @@ func (r *sqlRows) err() error { return r.e }
 // context's error once it is done.
 type driverRows struct {
 	ctx  context.Context
-	done <-chan struct{}
 	rows driver.Rows
 	dest [3]driver.Value
 	e    error
 }
 
-func newDriverRows(ctx context.Context, rows driver.Rows) *driverRows {
-	return &driverRows{ctx: ctx, done: ctx.Done(), rows: rows}
-}
-
 func (r *driverRows) next() (int64, int64, []byte, bool) {
 	select {
-	case <-r.done:
+	case <-r.ctx.Done():
 		r.e = r.ctx.Err()
 		return 0, 0, nil, false
 	default:
