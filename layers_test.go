@@ -20,8 +20,11 @@ var layers = map[string][]string{
 	// encoders and decoders of the stores and the adapters: a leaf below
 	// every layer.
 	"internal/jsonesc": {},
+	// The process's CPU time, for the benchmarks that report it (the
+	// session suite's among them): a leaf too.
+	"internal/cputime": {},
 	"provider":         {"llm", "provider/internal", "internal/jsonesc"},
-	"session":          {"llm", "session", "internal/jsonesc"},
+	"session":          {"llm", "session", "internal/jsonesc", "internal/cputime"},
 	"tool":             {"llm", "tool"},
 	"hook":             {"llm", "tool", "session", "hook"},
 	"mcp":              {"llm", "tool", "session", "hook", "mcp"},
@@ -38,7 +41,7 @@ var layers = map[string][]string{
 // testKit lists what every package's tests may import besides their own
 // layer and the package under test: the fakes and suites, and the internal
 // test-only packages.
-var testKit = []string{"llm/llmtest", "session/sessiontest", "tool/tooltest", "internal/golden", "internal/testwait"}
+var testKit = []string{"llm/llmtest", "session/sessiontest", "tool/tooltest", "internal/golden", "internal/testwait", "internal/cputime"}
 
 // testLayers lists, for a package prefix, what its tests may import on top
 // of testKit: the end-to-end tests that run a package under the layer above

@@ -7,10 +7,10 @@ import (
 	"net"
 	"net/http"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/reinhq/rein/internal/cputime"
 	"github.com/reinhq/rein/session"
 )
 
@@ -51,11 +51,11 @@ func BenchmarkTurnWithSSEClients(b *testing.B) {
 				stopClients := connect(b, f, ctx, id, bc.clients, bc.read)
 				ended := turnEnded(ctx, f.store, id)
 				b.StartTimer()
-				start, cpu0 := time.Now(), cpuTime()
+				start, cpu0 := time.Now(), cputime.Process()
 				f.want(http.StatusAccepted, "POST", "/v1/sessions/"+string(id)+"/turns", `{"prompt":"go"}`, nil)
 				<-ended
 				total += time.Since(start)
-				cpu += cpuTime() - cpu0
+				cpu += cputime.Process() - cpu0
 				b.StopTimer()
 				cancel()
 				stopClients()
@@ -116,13 +116,4 @@ func turnEnded(ctx context.Context, st session.Store, id session.ID) <-chan stru
 		}
 	}()
 	return done
-}
-
-// cpuTime is the process's user and system CPU time so far.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

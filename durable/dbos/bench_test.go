@@ -3,13 +3,13 @@ package dbos_test
 import (
 	"context"
 	"fmt"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/reinhq/rein/agent"
 	"github.com/reinhq/rein/durable"
 	"github.com/reinhq/rein/durable/dbos"
+	"github.com/reinhq/rein/internal/cputime"
 	"github.com/reinhq/rein/llm"
 	"github.com/reinhq/rein/llm/llmtest"
 	"github.com/reinhq/rein/session"
@@ -126,7 +126,7 @@ func benchTurns(b *testing.B, st session.Store, url, system string) {
 // (user and system, the worker's included: it runs in this process) per
 // step.
 func measure(b *testing.B, turn func()) {
-	c0 := cpuTime()
+	c0 := cputime.Process()
 	b.ResetTimer()
 	for range b.N {
 		turn()
@@ -134,13 +134,5 @@ func measure(b *testing.B, turn func()) {
 	b.StopTimer()
 	steps := float64(b.N * benchSteps)
 	b.ReportMetric(float64(b.Elapsed().Microseconds())/steps, "µs/step")
-	b.ReportMetric(float64((cpuTime()-c0).Microseconds())/steps, "cpu-µs/step")
-}
-
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	b.ReportMetric(float64((cputime.Process()-c0).Microseconds())/steps, "cpu-µs/step")
 }

@@ -14,10 +14,10 @@ import (
 	"runtime"
 	"runtime/pprof"
 	"slices"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/reinhq/rein/internal/cputime"
 	"github.com/reinhq/rein/llm/llmtest"
 )
 
@@ -135,13 +135,13 @@ func measure(sp spec) (cost, error) {
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	m0, b0 := ms.Mallocs, ms.TotalAlloc
-	c0, w0 := cpuTime(), time.Now()
+	c0, w0 := cputime.Process(), time.Now()
 	for range sp.Runs {
 		if err := loop(); err != nil {
 			return cost{}, err
 		}
 	}
-	c := cost{CPU: cpuTime() - c0, Wall: time.Since(w0)}
+	c := cost{CPU: cputime.Process() - c0, Wall: time.Since(w0)}
 	runtime.ReadMemStats(&ms)
 	c.Allocs, c.Bytes = ms.Mallocs-m0, ms.TotalAlloc-b0
 	return c, nil
@@ -240,15 +240,6 @@ func median(xs []float64) float64 {
 		return (xs[m-1] + xs[m]) / 2
 	}
 	return xs[m]
-}
-
-// cpuTime returns the process's user and system CPU time so far.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // A child runs its loops and reports what they cost: the floor, which

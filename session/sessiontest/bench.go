@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/reinhq/rein/internal/cputime"
 	"github.com/reinhq/rein/session"
 )
 
@@ -105,7 +106,7 @@ func BenchOpenRepairDerive(b *testing.B, id session.ID, events int, restore func
 		restore()
 		syscall.Sync()
 		runtime.GC()
-		c0 := cpuTime()
+		c0 := cputime.Process()
 		b.StartTimer()
 		st, err := open()
 		if err != nil {
@@ -123,20 +124,10 @@ func BenchOpenRepairDerive(b *testing.B, id session.ID, events int, restore func
 		}
 		st.Close()
 		b.StopTimer()
-		cpu += cpuTime() - c0
+		cpu += cputime.Process() - c0
 		b.StartTimer()
 	}
 	b.ReportMetric(float64(cpu.Milliseconds())/float64(b.N), "cpu-ms/op")
-}
-
-// cpuTime returns the CPU time this process has used, user and system.
-// On a shared machine it is steadier than the time on the clock.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // BenchSteps runs BenchStep on a store of open as "Append" and, if it
@@ -208,7 +199,7 @@ func BenchNewSession(b *testing.B, st session.Store) {
 	b.Helper()
 	ctx := context.Background()
 	b.ReportAllocs()
-	c0 := cpuTime()
+	c0 := cputime.Process()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		id, err := st.Create(ctx, &session.CreateRequest{})
@@ -220,5 +211,5 @@ func BenchNewSession(b *testing.B, st session.Store) {
 		}
 	}
 	b.StopTimer()
-	b.ReportMetric(float64((cpuTime()-c0).Microseconds())/float64(b.N), "cpu-µs/op")
+	b.ReportMetric(float64((cputime.Process()-c0).Microseconds())/float64(b.N), "cpu-µs/op")
 }
