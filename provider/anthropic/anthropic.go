@@ -54,13 +54,15 @@ type Options struct {
 // message is taken to be unchanged while its Parts slice is the same one
 // (same first element and length) as in the previous request; whatever
 // edits a message must give it new parts, as the llm.Request contract's
-// "must not be modified" implies. The kept encodings are one
-// conversation's: requests of another conversation replace them.
+// "must not be modified" implies. A Model keeps the encodings of each
+// conversation it serves, told apart by their first message, so
+// conversations sharing one Model do not undo each other's: up to 32 at
+// once, and none unused for 512 requests.
 type Model struct {
 	client   sdk.Client
 	provider string
 	cfg      buildConfig
-	cache    bodyCache
+	convs    wirebody.Conversations[bodyCache]
 }
 
 var (
@@ -133,9 +135,9 @@ func (m *Model) Params(req *llm.Request) (sdk.MessageNewParams, error) {
 // *llm.ProviderError; a cancelled ctx ends the stream with ctx's error.
 func (m *Model) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.Chunk, error] {
 	return func(yield func(llm.Chunk, error) bool) {
-		m.cache.mu.Lock()
-		body, err := build(&m.cache, req, m.cfg, false)
-		m.cache.mu.Unlock()
+		conv := m.convs.Lock(req)
+		body, err := build(&conv.Cache, req, m.cfg, false)
+		conv.Unlock()
 		if err != nil {
 			yield(nil, err)
 			return

@@ -60,6 +60,41 @@ func BenchmarkBuildBody(b *testing.B) {
 			}
 		}
 	})
+	b.Run("interleaved", func(b *testing.B) {
+		// Two conversations of req's length on one Model, as a server's
+		// sessions or subagents side by side: each op is one more
+		// exchange of one of them, in turn.
+		var m *Model
+		convs := [2]llm.Request{*req, *req}
+		for k := range convs {
+			convs[k].Messages = append([]llm.Message{llm.UserText("conversation " + strconv.Itoa(k))}, req.Messages[1:]...)
+		}
+		step := func(c *llm.Request) {
+			conv := m.convs.Lock(c)
+			defer conv.Unlock()
+			if _, err := build(&conv.Cache, c, cfg, false); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportAllocs()
+		i := 0
+		for b.Loop() {
+			if i%200 == 0 {
+				b.StopTimer()
+				m = &Model{cfg: cfg}
+				for k := range convs {
+					convs[k].Messages = convs[k].Messages[:len(req.Messages):len(req.Messages)]
+					step(&convs[k])
+				}
+				b.StartTimer()
+			}
+			i++
+			c := &convs[i%2]
+			id := "toolu_next" + strconv.Itoa(i)
+			c.Messages = append(c.Messages, call(id, "weather", `{"location":"Oslo"}`), toolResult(id, "9 C"))
+			step(c)
+		}
+	})
 	b.Run("next_step", func(b *testing.B) {
 		// One exchange more per op, as an agent loop grows its history;
 		// every 100 ops the history starts again from req's.

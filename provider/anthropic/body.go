@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"sync"
 
 	"github.com/reinhq/rein/internal/jsonesc"
 	"github.com/reinhq/rein/llm"
@@ -19,7 +18,6 @@ import (
 // one conversation: a request that shares nothing with the last one
 // replaces it all.
 type bodyCache struct {
-	mu      sync.Mutex
 	msgs    []encMsg
 	keys    []wirebody.Key // of msgs, apart: every request checks them all
 	tools   []encTool

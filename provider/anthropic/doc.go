@@ -30,7 +30,10 @@
 // than copied. Cache breakpoints are placed anew for every request and
 // written between the kept bytes, so one that moves costs nothing. A
 // message counts as unchanged while its Parts slice is the same one as in
-// the previous request: give an edited message new parts. The bytes are
+// the previous request: give an edited message new parts. A Model keeps
+// the encodings of each conversation it serves, told apart by the first
+// message, so conversations sharing one Model (a server's sessions,
+// subagents side by side) do not undo each other's. The bytes are
 // those the SDK would send for the same request; BuildParams and
 // Model.Params return them decoded into the SDK's types.
 //

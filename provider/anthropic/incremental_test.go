@@ -15,6 +15,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/reinhq/rein/llm"
+	"github.com/reinhq/rein/provider/internal/wirebody"
 )
 
 // conversation grows a history the way the agent loop does: settled
@@ -50,13 +51,26 @@ func scratch(t *testing.T, m *Model, req *llm.Request) []byte {
 // incremental is the body built with m's kept encodings, as Stream does.
 func incremental(t *testing.T, m *Model, req *llm.Request) []byte {
 	t.Helper()
-	m.cache.mu.Lock()
-	defer m.cache.mu.Unlock()
-	b, err := build(&m.cache, req, m.cfg, false)
+	b, err := buildKept(m, req)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return b.Bytes()
+}
+
+// buildKept builds req's body with the encodings m keeps for its
+// conversation.
+func buildKept(m *Model, req *llm.Request) (wirebody.Body, error) {
+	conv := m.convs.Lock(req)
+	defer conv.Unlock()
+	return build(&conv.Cache, req, m.cfg, false)
+}
+
+// kept returns the encodings m keeps for req's conversation.
+func kept(m *Model, req *llm.Request) *bodyCache {
+	conv := m.convs.Lock(req)
+	conv.Unlock()
+	return &conv.Cache
 }
 
 func newTestModel(t *testing.T, provider string) *Model {
@@ -134,11 +148,15 @@ func TestIncrementalBodyEqualsScratch(t *testing.T) {
 
 	hintsAndMerges(conv, req, func(what string) { check(what, primary) })
 
-	// A new conversation replaces the kept one.
+	// A new conversation is kept beside the first.
+	first := &llm.Request{Messages: conv.msgs}
 	conv = &conversation{msgs: []llm.Message{llm.UserText("Something else.")}}
 	check("new conversation", primary)
-	if n := len(primary.cache.msgs); n != 1 {
-		t.Errorf("kept %d messages after a new conversation, want 1", n)
+	if n := len(kept(primary, req).msgs); n != 1 {
+		t.Errorf("kept %d messages for a new conversation, want 1", n)
+	}
+	if n := len(kept(primary, first).msgs); n != len(first.Messages) {
+		t.Errorf("kept %d messages of the first conversation after a second, want %d", n, len(first.Messages))
 	}
 }
 
@@ -217,9 +235,7 @@ func TestIncrementalConcurrent(t *testing.T) {
 			for range 20 {
 				c.step()
 				req := &llm.Request{Model: "m", Tools: tools("weather"), Cache: &llm.CacheHint{}, Messages: c.msgs}
-				m.cache.mu.Lock()
-				got, err := build(&m.cache, req, m.cfg, false)
-				m.cache.mu.Unlock()
+				got, err := buildKept(m, req)
 				want, err2 := build(new(bodyCache), req, m.cfg, false)
 				if err != nil || err2 != nil || string(got.Bytes()) != string(want.Bytes()) {
 					t.Errorf("conversation %d: incremental body differs from scratch (%v, %v)", i, err, err2)
@@ -236,27 +252,61 @@ func TestIncrementalEncodesOnlyNew(t *testing.T) {
 	m := newTestModel(t, "anthropic")
 	conv := &conversation{msgs: []llm.Message{llm.UserText("go")}}
 	req := &llm.Request{Model: "m", Tools: tools("weather"), Cache: &llm.CacheHint{}}
-	var kept []*byte
+	var bufs []*byte
 	for i := range 5 {
 		conv.step()
 		req.Messages = conv.msgs
 		incremental(t, m, req)
-		for j, p := range kept {
-			if &m.cache.msgs[j].buf[0] != p {
+		c := kept(m, req)
+		for j, p := range bufs {
+			if &c.msgs[j].buf[0] != p {
 				t.Fatalf("step %d re-encoded message %d", i, j)
 			}
 		}
-		kept = kept[:0]
-		for j := range m.cache.msgs {
-			kept = append(kept, &m.cache.msgs[j].buf[0])
+		bufs = bufs[:0]
+		for j := range c.msgs {
+			bufs = append(bufs, &c.msgs[j].buf[0])
 		}
 	}
 	// Elision re-encodes the elided message alone.
 	conv.msgs[2] = toolResult("toolu_1", "[elided]")
 	incremental(t, m, req)
-	for j, p := range kept {
-		if changed := &m.cache.msgs[j].buf[0] != p; changed != (j == 2) {
+	c := kept(m, req)
+	for j, p := range bufs {
+		if changed := &c.msgs[j].buf[0] != p; changed != (j == 2) {
 			t.Errorf("after elision, message %d re-encoded: %v", j, changed)
+		}
+	}
+}
+
+// Conversations taking turns on one Model (a server's sessions, subagents
+// side by side) each encode only their new messages: one's request does
+// not undo what the other keeps.
+func TestInterleavedConversationsEncodeOnlyNew(t *testing.T) {
+	m := newTestModel(t, "anthropic")
+	type side struct {
+		conv *conversation
+		req  *llm.Request
+		bufs []*byte
+	}
+	sides := []*side{{conv: &conversation{msgs: []llm.Message{llm.UserText("a")}}}, {conv: &conversation{msgs: []llm.Message{llm.UserText("b")}}}}
+	for i := range 6 {
+		for k, sd := range sides {
+			sd.conv.step()
+			sd.req = &llm.Request{Model: "m", Tools: tools("weather"), Cache: &llm.CacheHint{}, Messages: sd.conv.msgs}
+			if diff := cmp.Diff(string(scratch(t, m, sd.req)), string(incremental(t, m, sd.req))); diff != "" {
+				t.Fatalf("step %d of conversation %d (-scratch +incremental):\n%s", i, k, diff)
+			}
+			c := kept(m, sd.req)
+			for j, p := range sd.bufs {
+				if &c.msgs[j].buf[0] != p {
+					t.Fatalf("step %d of conversation %d re-encoded message %d", i, k, j)
+				}
+			}
+			sd.bufs = sd.bufs[:0]
+			for j := range c.msgs {
+				sd.bufs = append(sd.bufs, &c.msgs[j].buf[0])
+			}
 		}
 	}
 }
@@ -292,7 +342,7 @@ func TestStreamSendsContentLength(t *testing.T) {
 			t.Errorf("Content-Length %d, transfer encoding %v, body %d bytes", got.length, got.chunked, got.body)
 		}
 	}
-	if m.cache.settled == 0 {
+	if kept(m, req).settled == 0 {
 		t.Error("nothing settled after two requests of 17 messages")
 	}
 	body, err := build(new(bodyCache), req, m.cfg, false)
@@ -316,10 +366,7 @@ func TestIncrementalAfterAFailedMessage(t *testing.T) {
 	req := &llm.Request{Model: "m", Cache: &llm.CacheHint{}, Messages: conv.msgs}
 	incremental(t, m, req)
 	req.Messages = bad
-	m.cache.mu.Lock()
-	_, err := build(&m.cache, req, m.cfg, false)
-	m.cache.mu.Unlock()
-	if err == nil {
+	if _, err := buildKept(m, req); err == nil {
 		t.Fatal("a tool call in a user message was accepted")
 	}
 	conv.step()

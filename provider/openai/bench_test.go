@@ -94,13 +94,13 @@ func benchNextStep(b *testing.B, api string, req *llm.Request) {
 		var err error
 		switch m := m.(type) {
 		case *Chat:
-			m.items.mu.Lock()
-			_, err = m.cfg.chatBody(&m.items, &step)
-			m.items.mu.Unlock()
+			conv := m.convs.Lock(&step)
+			_, err = m.cfg.chatBody(&conv.Cache, &step)
+			conv.Unlock()
 		case *Responses:
-			m.items.mu.Lock()
-			_, err = m.cfg.respBody(&m.items, &step)
-			m.items.mu.Unlock()
+			conv := m.convs.Lock(&step)
+			_, err = m.cfg.respBody(&conv.Cache, &step)
+			conv.Unlock()
 		}
 		return err
 	}

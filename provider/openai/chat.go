@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/reinhq/rein/llm"
+	"github.com/reinhq/rein/provider/internal/wirebody"
 )
 
 // Chat is an llm.Model speaking the Chat Completions API
@@ -16,7 +17,7 @@ import (
 // It is safe for concurrent use.
 type Chat struct {
 	cfg   *config
-	items itemCache
+	convs wirebody.Conversations[itemCache]
 }
 
 // NewChat returns a Chat Completions model. A nil opts means OpenAI with
@@ -37,9 +38,9 @@ func (c *Chat) Provider() string { return c.cfg.provider }
 // until the caller ranges; breaking out early closes the response body.
 func (c *Chat) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.Chunk, error] {
 	return func(yield func(llm.Chunk, error) bool) {
-		c.items.mu.Lock()
-		body, err := c.cfg.chatBody(&c.items, req)
-		c.items.mu.Unlock()
+		conv := c.convs.Lock(req)
+		body, err := c.cfg.chatBody(&conv.Cache, req)
+		conv.Unlock()
 		if err != nil {
 			yield(nil, err)
 			return

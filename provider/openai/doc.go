@@ -41,7 +41,10 @@
 // with its retries off, since the agent loop owns retry policy. Bodies are
 // built incrementally: each message's wire items are encoded once and
 // kept, and a request sends the kept items as they are plus the new ones
-// (a message counts as unchanged while its Parts slice is the same one). The SDK's
+// (a message counts as unchanged while its Parts slice is the same one).
+// A model keeps them for each conversation it serves, told apart by the
+// first message, so conversations sharing one model (a server's sessions,
+// subagents side by side) do not undo each other's. The SDK's
 // typed stream accumulator is not used: rein decodes the server-sent
 // events itself on top of the SDK's transport, because compatible servers
 // differ from OpenAI in ways a strict decoder rejects, and because the

@@ -28,7 +28,7 @@ func chatBodies(t *testing.T, o *Options) bodies {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return bodiesOf("chat "+m.Provider(), &m.items, m.cfg.chatBody)
+	return bodiesOf("chat "+m.Provider(), &m.convs, m.cfg.chatBody)
 }
 
 func respBodies(t *testing.T, o *Options) bodies {
@@ -37,15 +37,16 @@ func respBodies(t *testing.T, o *Options) bodies {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return bodiesOf("responses "+m.Provider(), &m.items, m.cfg.respBody)
+	return bodiesOf("responses "+m.Provider(), &m.convs, m.cfg.respBody)
 }
 
-// bodiesOf builds with items, as Stream does, or with nothing kept.
-func bodiesOf(name string, items *itemCache, build func(*itemCache, *llm.Request) (wirebody.Body, error)) bodies {
+// bodiesOf builds with the items convs keeps for a request's
+// conversation, as Stream does, or with nothing kept.
+func bodiesOf(name string, convs *wirebody.Conversations[itemCache], build func(*itemCache, *llm.Request) (wirebody.Body, error)) bodies {
 	return bodies{name, func(req *llm.Request) ([]byte, error) {
-		items.mu.Lock()
-		defer items.mu.Unlock()
-		b, err := build(items, req)
+		conv := convs.Lock(req)
+		defer conv.Unlock()
+		b, err := build(&conv.Cache, req)
 		return b.Bytes(), err
 	}, func(req *llm.Request) ([]byte, error) {
 		b, err := build(new(itemCache), req)
@@ -149,6 +150,42 @@ func TestIncrementalConcurrent(t *testing.T) {
 		})
 	}
 	wg.Wait()
+}
+
+// Conversations taking turns on one model each keep their encodings: one
+// conversation's request leaves what the other keeps as it was, so the
+// other's next request encodes only its new messages.
+func TestInterleavedConversationsKeepTheirItems(t *testing.T) {
+	m, err := NewResponses(&Options{APIKey: "sk-test", BaseURL: "http://127.0.0.1:1/v1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := bodiesOf("responses", &m.convs, m.cfg.respBody)
+	a := &llm.Request{Model: "gpt-5", Messages: []llm.Message{llm.UserText("a")}}
+	c := &llm.Request{Model: "gpt-5", Messages: []llm.Message{llm.UserText("c")}}
+	for n := range 4 {
+		for _, req := range []*llm.Request{a, c} {
+			if n > 0 && m.keeps(req) != len(req.Messages) {
+				t.Fatalf("step %d of %s: %d of its %d messages kept", n, req.Messages[0].Text(), m.keeps(req), len(req.Messages))
+			}
+			req.Messages = growth(req.Messages, n)
+			if _, err := b.incremental(req); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+}
+
+// keeps returns how many of req's messages, from the first, m keeps the
+// encoding of.
+func (r *Responses) keeps(req *llm.Request) int {
+	conv := r.convs.Lock(req)
+	defer conv.Unlock()
+	n, keys := 0, conv.Cache.keys
+	for n < len(keys) && n < len(req.Messages) && keys[n].Is(&req.Messages[n]) {
+		n++
+	}
+	return n
 }
 
 // A request encodes only the messages not kept from the last one.

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"sync"
 
 	"github.com/reinhq/rein/llm"
 	"github.com/reinhq/rein/provider/internal/wirebody"
@@ -16,7 +15,6 @@ import (
 // appended to, so a body shares it rather than copying it; when a message
 // changes, what follows it is encoded again into a fresh buffer.
 type itemCache struct {
-	mu    sync.Mutex
 	keys  []wirebody.Key
 	ends  []int  // where each message's items end in items
 	items []byte // every message's items, comma-separated

@@ -8,6 +8,7 @@ import (
 	"iter"
 
 	"github.com/reinhq/rein/llm"
+	"github.com/reinhq/rein/provider/internal/wirebody"
 )
 
 // Responses is an llm.Model speaking OpenAI's Responses API
@@ -16,7 +17,7 @@ import (
 // can be replayed. It is safe for concurrent use.
 type Responses struct {
 	cfg   *config
-	items itemCache
+	convs wirebody.Conversations[itemCache]
 }
 
 // NewResponses returns a Responses API model. A nil opts means OpenAI
@@ -36,9 +37,9 @@ func (r *Responses) Provider() string { return r.cfg.provider }
 // until the caller ranges; breaking out early closes the response body.
 func (r *Responses) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.Chunk, error] {
 	return func(yield func(llm.Chunk, error) bool) {
-		r.items.mu.Lock()
-		body, err := r.cfg.respBody(&r.items, req)
-		r.items.mu.Unlock()
+		conv := r.convs.Lock(req)
+		body, err := r.cfg.respBody(&conv.Cache, req)
+		conv.Unlock()
 		if err != nil {
 			yield(nil, err)
 			return
