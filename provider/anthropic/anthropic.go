@@ -57,7 +57,9 @@ type Options struct {
 // "must not be modified" implies. A Model keeps the encodings of each
 // conversation it serves, told apart by their first message, so
 // conversations sharing one Model do not undo each other's: up to 32 at
-// once, and none unused for 512 requests.
+// once, none unused for 512 requests, and few that made a single request
+// (a caller that builds its messages anew each time makes a new one for
+// every request).
 type Model struct {
 	client   sdk.Client
 	provider string

@@ -14,12 +14,19 @@ import (
 // encoded again, at each turn of the interleaving. A conversation is told
 // apart by the Key of its first message. One unused for IdleRequests
 // requests (a conversation that ended, or the one a compaction replaced)
-// is dropped, and beyond MaxConversations the least recently used is.
+// is dropped, and beyond MaxConversations the least recently used is. So
+// is, beyond OneShots, a conversation that has made one request: a caller
+// that builds its messages anew for every request makes a new
+// conversation each time, and keeping those would only hold memory. One
+// dropped so that comes back is remembered, and kept from then on like
+// any other, so that many conversations starting at once are not dropped
+// again and again.
 // The zero value is ready to use; it is safe for concurrent use.
 type Conversations[C any] struct {
-	mu    sync.Mutex
-	n     uint64 // requests so far
-	convs []*Conversation[C]
+	mu      sync.Mutex
+	n       uint64 // requests so far
+	convs   []*Conversation[C]
+	dropped []Key // the first messages of the latest one-shots dropped
 }
 
 // MaxConversations is how many conversations' caches a Conversations
@@ -30,6 +37,10 @@ const MaxConversations = 32
 // conversation's cache outlives unused.
 const IdleRequests = 512
 
+// OneShots is how many conversations that have made a single request a
+// Conversations keeps at most.
+const OneShots = 4
+
 // Conversation is one conversation's cache, held by whoever locked it
 // until Unlock.
 type Conversation[C any] struct {
@@ -37,7 +48,8 @@ type Conversation[C any] struct {
 	Cache C
 	mu    sync.Mutex
 	first Key
-	used  uint64
+	used  uint64 // the request that used it last
+	uses  int    // requests it has made
 }
 
 // Unlock lets the next request of the conversation use its cache.
@@ -63,9 +75,14 @@ func (s *Conversations[C]) Lock(req *llm.Request) *Conversation[C] {
 	}
 	if c == nil {
 		c = &Conversation[C]{first: first}
+		if i := slices.Index(s.dropped, first); i >= 0 {
+			c.uses = 1 // the request it was dropped after
+			s.dropped = slices.Delete(s.dropped, i, i+1)
+		}
 		s.convs = append(s.convs, c)
 	}
 	c.used = s.n
+	c.uses++
 	s.evict()
 	s.mu.Unlock()
 	c.mu.Lock()
@@ -73,24 +90,43 @@ func (s *Conversations[C]) Lock(req *llm.Request) *Conversation[C] {
 }
 
 // evict drops the conversations idle too long, then the least recently
-// used beyond the most kept. A conversation dropped while a request uses
-// it is finished with by that request.
+// used of those that made one request beyond OneShots, then the least
+// recently used beyond MaxConversations. A conversation dropped while a
+// request uses it is finished with by that request.
 func (s *Conversations[C]) evict() {
-	kept := s.convs[:0]
+	kept, once := s.convs[:0], 0
 	for _, c := range s.convs {
 		if s.n-c.used <= IdleRequests {
 			kept = append(kept, c)
+			if c.uses == 1 {
+				once++
+			}
 		}
 	}
 	clear(s.convs[len(kept):])
 	s.convs = kept
-	for len(s.convs) > MaxConversations {
-		oldest := 0
-		for i, c := range s.convs {
-			if c.used < s.convs[oldest].used {
-				oldest = i
-			}
+	for ; once > OneShots; once-- {
+		c := s.dropOldest(func(c *Conversation[C]) bool { return c.uses == 1 })
+		if len(s.dropped) == MaxConversations {
+			s.dropped = slices.Delete(s.dropped, 0, 1)
 		}
-		s.convs = slices.Delete(s.convs, oldest, oldest+1)
+		s.dropped = append(s.dropped, c.first)
 	}
+	for len(s.convs) > MaxConversations {
+		s.dropOldest(func(*Conversation[C]) bool { return true })
+	}
+}
+
+// dropOldest drops and returns the least recently used conversation of
+// those that match.
+func (s *Conversations[C]) dropOldest(match func(*Conversation[C]) bool) *Conversation[C] {
+	oldest := -1
+	for i, c := range s.convs {
+		if match(c) && (oldest < 0 || c.used < s.convs[oldest].used) {
+			oldest = i
+		}
+	}
+	c := s.convs[oldest]
+	s.convs = slices.Delete(s.convs, oldest, oldest+1)
+	return c
 }

@@ -77,11 +77,12 @@ func TestConversationsDropTheIdleAndTheOldest(t *testing.T) {
 	for i := range many {
 		many[i] = convo(1)
 		use(many[i])
+		use(many[i]) // not a one-shot
 	}
 	if len(s.convs) != MaxConversations {
 		t.Fatalf("%d caches kept, want at most %d", len(s.convs), MaxConversations)
 	}
-	if n := use(many[len(many)-1]); n != 2 {
+	if n := use(many[len(many)-1]); n != 3 {
 		t.Fatal("the newest conversation was dropped")
 	}
 	if n := use(old); n != 1 {
@@ -101,4 +102,52 @@ func TestConversationsLockPerConversation(t *testing.T) {
 		close(got)
 	}()
 	<-got
+}
+
+// A caller that builds its messages anew for every request makes a new
+// conversation each time: at most OneShots of those are kept, and they do
+// not push out a conversation that goes on.
+func TestConversationsKeepFewOneShots(t *testing.T) {
+	var s Conversations[int]
+	live := convo(1)
+	s.Lock(live).Unlock()
+	for range 10 {
+		s.Lock(convo(1)).Unlock()
+		s.Lock(live).Unlock()
+	}
+	if len(s.convs) != OneShots+1 {
+		t.Fatalf("%d caches kept after ten one-shot requests beside a live conversation, want %d", len(s.convs), OneShots+1)
+	}
+	c := s.Lock(live)
+	defer c.Unlock()
+	if c.uses != 12 {
+		t.Fatalf("the live conversation's cache was dropped: %d uses", c.uses)
+	}
+}
+
+// Many conversations starting at once make more one-shots than are kept;
+// those dropped are known when they come back and kept from then on.
+func TestConversationsStartingAtOnceAreKept(t *testing.T) {
+	var s Conversations[int]
+	convs := make([]*llm.Request, 3*OneShots)
+	for i := range convs {
+		convs[i] = convo(1)
+	}
+	for round := range 3 {
+		for _, req := range convs {
+			c := s.Lock(req)
+			c.Cache++
+			c.Unlock()
+		}
+		if round > 0 && len(s.convs) != len(convs) {
+			t.Fatalf("round %d: %d of %d conversations kept", round, len(s.convs), len(convs))
+		}
+	}
+	for i, req := range convs {
+		c := s.Lock(req)
+		if c.Cache < 2 {
+			t.Errorf("conversation %d was dropped after its second request (count %d)", i, c.Cache)
+		}
+		c.Unlock()
+	}
 }
