@@ -27,6 +27,7 @@ type logWriter struct {
 	sid     session.ID
 	seq     int64
 	pending []session.Event
+	block   int // the size of the block pending is in, doubled at each new one
 	hist    *history
 	turns   int      // turns in the session so far, for turn ids
 	lastKey string   // the key of the last request header written
@@ -141,11 +142,14 @@ func (w *logWriter) emitLocked(turn session.TurnID, run session.RunID, p session
 // grow moves what is pending to a new block. Events are queued in blocks
 // that are never written again once a flush has handed their events
 // over, so the store, the history and the run's Result share them
-// without a copy.
+// without a copy. Each block is twice the last, up to a most: what is
+// left of a block when a batch does not fit in it is wasted, and a flush
+// leaves pending only a block's unused end, so sizing by that would
+// keep blocks small and waste a share of each.
 func (w *logWriter) grow() {
 	const first, most = 16, 256
-	n := min(max(2*cap(w.pending), first), most)
-	n = max(n, len(w.pending)+1)
+	w.block = min(max(2*w.block, first), most)
+	n := max(w.block, len(w.pending)+1)
 	next := make([]session.Event, len(w.pending), n)
 	copy(next, w.pending)
 	w.pending = next
