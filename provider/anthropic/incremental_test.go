@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strconv"
 	"sync"
 	"testing"
@@ -257,26 +258,29 @@ func TestIncrementalEncodesOnlyNew(t *testing.T) {
 		conv.step()
 		req.Messages = conv.msgs
 		incremental(t, m, req)
-		c := kept(m, req)
-		for j, p := range bufs {
-			if &c.msgs[j].buf[0] != p {
-				t.Fatalf("step %d re-encoded message %d", i, j)
-			}
-		}
-		bufs = bufs[:0]
-		for j := range c.msgs {
-			bufs = append(bufs, &c.msgs[j].buf[0])
+		var again []int
+		if again, bufs = reencoded(kept(m, req), bufs); len(again) > 0 {
+			t.Fatalf("step %d re-encoded messages %v", i, again)
 		}
 	}
 	// Elision re-encodes the elided message alone.
 	conv.msgs[2] = toolResult("toolu_1", "[elided]")
 	incremental(t, m, req)
-	c := kept(m, req)
-	for j, p := range bufs {
-		if changed := &c.msgs[j].buf[0] != p; changed != (j == 2) {
-			t.Errorf("after elision, message %d re-encoded: %v", j, changed)
+	if again, _ := reencoded(kept(m, req), bufs); !slices.Equal(again, []int{2}) {
+		t.Errorf("after eliding message 2, re-encoded %v", again)
+	}
+}
+
+// reencoded returns which of the messages whose encodings were at before
+// c now keeps encoded anew, and where each of c's encodings is now.
+func reencoded(c *bodyCache, before []*byte) (again []int, now []*byte) {
+	for j := range c.msgs {
+		now = append(now, &c.msgs[j].buf[0])
+		if j < len(before) && now[j] != before[j] {
+			again = append(again, j)
 		}
 	}
+	return again, now
 }
 
 // Conversations taking turns on one Model (a server's sessions, subagents
@@ -297,15 +301,9 @@ func TestInterleavedConversationsEncodeOnlyNew(t *testing.T) {
 			if diff := cmp.Diff(string(scratch(t, m, sd.req)), string(incremental(t, m, sd.req))); diff != "" {
 				t.Fatalf("step %d of conversation %d (-scratch +incremental):\n%s", i, k, diff)
 			}
-			c := kept(m, sd.req)
-			for j, p := range sd.bufs {
-				if &c.msgs[j].buf[0] != p {
-					t.Fatalf("step %d of conversation %d re-encoded message %d", i, k, j)
-				}
-			}
-			sd.bufs = sd.bufs[:0]
-			for j := range c.msgs {
-				sd.bufs = append(sd.bufs, &c.msgs[j].buf[0])
+			var again []int
+			if again, sd.bufs = reencoded(kept(m, sd.req), sd.bufs); len(again) > 0 {
+				t.Fatalf("step %d of conversation %d re-encoded messages %v", i, k, again)
 			}
 		}
 	}
