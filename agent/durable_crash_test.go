@@ -157,7 +157,13 @@ func killMidTools(t *testing.T, dir string) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	started := func(name string) bool { _, err := os.Stat(filepath.Join(dir, name)); return err == nil }
+	// A tool has started once its mark is whole: the file is created
+	// before its line is written, and a kill between the two would lose
+	// the line the test counts.
+	started := func(name string) bool {
+		b, _ := os.ReadFile(filepath.Join(dir, name))
+		return strings.HasSuffix(string(b), "ran\n")
+	}
 	if !testwait.For(20*time.Second, func() bool { return started("look") && started("touch") }) {
 		cmd.Process.Kill()
 		cmd.Wait()
