@@ -53,6 +53,7 @@ type pipeline struct {
 	chain hook.Chain      // the run's hooks
 	ctl   *control
 	x     *callRunner
+	co    *coLoop // runs a batch's lone call on the loop's driver; nil runs every call on a worker
 
 	bat    batch
 	states []callState
@@ -257,7 +258,22 @@ func (b *batch) dispatch(s *callState) {
 	s.start = b.x.now()
 	b.running++
 	s.tc = tool.Call{ID: s.call.ID, Name: s.call.Name, Args: s.args, Session: string(b.run.scope().Session), Validated: true, Progress: b.run.progress(s.call.ID)}
-	b.x.workers.run(job{x: b.x, ctl: b.ctl, s: s, done: b.done, start: time.Now()})
+	j := job{x: b.x, ctl: b.ctl, s: s, done: b.done, start: time.Now()}
+	if b.co == nil || b.running != 1 || s != b.calls[len(b.calls)-1] {
+		b.x.workers.run(j)
+		return
+	}
+	// The batch's last call, with none running beside it, runs on the
+	// loop's driver.
+	c, given := b.co.call(j)
+	switch given {
+	case notGivenUp:
+		b.complete(c)
+	case givenUpCancelled:
+		b.abandon()
+	case givenUpSuspended:
+		b.leave()
+	}
 }
 
 // wait blocks until one running call completes, or a cancel's grace runs

@@ -17,8 +17,9 @@ import (
 // benchModel is a scripted model that answers each request with one call
 // of the no-op tool, from prebuilt chunks, and a final text answer after
 // warm+n requests. Unlike llmtest.Model it keeps no copy of requests, so
-// it measures the harness, not the fake. It runs on the benchmark's
-// goroutine, so it starts the timer once the history is warm.
+// it measures the harness, not the fake. The loop calls it while the
+// benchmark's goroutine waits for the run, so it starts the timer once
+// the history is warm and stops it at the final answer.
 type benchModel struct {
 	b      *testing.B
 	calls  int
@@ -73,6 +74,17 @@ var noop = &tool.Func{
 // no step limit, and opts (nil for none) for the rest, to completion.
 func runBench(b *testing.B, m *benchModel, opts *agent.Options) *agent.Result {
 	b.Helper()
+	a := benchAgent(b, m, opts)
+	res, err := a.Run(context.Background(), &agent.RunRequest{Prompt: "go"})
+	if err != nil || res.Reason != session.EndCompleted {
+		b.Fatalf("run ended %v: %v", res.Reason, err)
+	}
+	return res
+}
+
+// benchAgent is the agent of runBench, closed when the benchmark ends.
+func benchAgent(b *testing.B, m *benchModel, opts *agent.Options) *agent.Agent {
+	b.Helper()
 	if opts == nil {
 		opts = &agent.Options{}
 	}
@@ -82,12 +94,8 @@ func runBench(b *testing.B, m *benchModel, opts *agent.Options) *agent.Result {
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer a.Close()
-	res, err := a.Run(context.Background(), &agent.RunRequest{Prompt: "go"})
-	if err != nil || res.Reason != session.EndCompleted {
-		b.Fatalf("run ended %v: %v", res.Reason, err)
-	}
-	return res
+	b.Cleanup(func() { a.Close() })
+	return a
 }
 
 // BenchmarkStep measures the harness's overhead per step — one model
@@ -99,6 +107,26 @@ func BenchmarkStep(b *testing.B) {
 			b.ReportAllocs()
 			runBench(b, newBenchModel(b, max(prior/6, 1)), nil) // a step writes 6 events
 		})
+	}
+}
+
+// BenchmarkStepStream is BenchmarkStep at 1,000 prior events through
+// Stream, every event read: a stream's loop runs on the caller's
+// goroutine, where its events are given, and hands each call to a worker.
+func BenchmarkStepStream(b *testing.B) {
+	b.ReportAllocs()
+	a := benchAgent(b, newBenchModel(b, 1000/6), nil)
+	var end *session.TurnEnd
+	for ev, err := range a.Stream(context.Background(), &agent.RunRequest{Prompt: "go"}) {
+		if err != nil {
+			b.Fatal(err)
+		}
+		if e, ok := ev.Data.(*session.TurnEnd); ok {
+			end = e
+		}
+	}
+	if end == nil || end.Reason != session.EndCompleted {
+		b.Fatalf("the turn ended %+v", end)
 	}
 }
 

@@ -35,6 +35,7 @@ type control struct {
 	finished    func(llm.CallID) bool      // whether the run wrote a result for a call (earlier batches)
 	parked      map[llm.CallID]string      // cancels of calls not started yet
 	kick        chan struct{}              // wakes a batch waiting for its calls
+	watch       chan struct{}              // wakes Run's caller watching a call on the loop's driver
 	mu          *sync.Mutex                // the agent's
 	suspend     atomic.Pointer[suspension] // set by Suspend
 	charged     charges                    // completions made on the run's behalf (Charge, Decide)
@@ -42,7 +43,7 @@ type control struct {
 
 func newControl(cancel context.CancelCauseFunc, mu *sync.Mutex) *control {
 	return &control{mu: mu, cancel: cancel, running: map[llm.CallID]*callState{}, settled: map[llm.CallID]bool{},
-		parked: map[llm.CallID]string{}, kick: make(chan struct{}, 1)}
+		parked: map[llm.CallID]string{}, kick: make(chan struct{}, 1), watch: make(chan struct{}, 1)}
 }
 
 func (c *control) accepting() bool { return !c.cancelled && !c.ending }
@@ -59,6 +60,10 @@ func (c *control) cancelLocked(cause string) {
 func (c *control) kickLocked() {
 	select {
 	case c.kick <- struct{}{}:
+	default:
+	}
+	select {
+	case c.watch <- struct{}{}:
 	default:
 	}
 }

@@ -27,9 +27,13 @@
 // → approval → execution through tool.Run → tool-error substitution →
 // result transform (the step's output budget is its last handler) → post
 // notification. Calls of one step run in parallel up to Options.Parallel;
-// exclusive tools run alone. Guards record their decisions like any other
-// handler, under their names (guard.repeat, guard.tool-budget,
-// guard.output).
+// exclusive tools run alone. A Run's loop is a coroutine (inline.go): the
+// last call of a step, with none beside it, runs on the worker driving
+// the loop, with no hand-off between goroutines, while the caller of Run
+// keeps the call's grace. A Stream's loop runs on the caller's
+// goroutine, where its events are given, and hands each call to a
+// worker. Guards record their decisions like any other handler, under
+// their names (guard.repeat, guard.tool-budget, guard.output).
 //
 // Hosts wrap the model and the tools with middleware on a hook.Set
 // (WrapModel, WrapTool); the first listed is outermost.

@@ -168,7 +168,12 @@ func (a *Agent) launch(ctx context.Context, req *RunRequest, fn func(session.Eve
 		unsub = append(unsub, a.bus.Subscribe(s))
 	}
 	dropsBefore := a.drops()
-	res, err := body(r)
+	var res *Result
+	if fn == nil {
+		res, err = r.coRun(body)
+	} else {
+		res, err = body(r)
+	}
 	r.sink.close() // a child that outlives the run gives it nothing more
 	if res != nil {
 		if res.ObserverDrops = a.drops() - dropsBefore; res.ObserverDrops > 0 {

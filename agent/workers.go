@@ -22,11 +22,11 @@ type callRunner struct {
 	workers  *workers
 }
 
-// workers run tool calls on goroutines that outlive one call, so a step
-// pays no goroutine start and runs on a stack already grown by earlier
-// calls. A worker waits for the next call after each; an idle one ends
-// when the agent closes. A call the loop abandoned keeps its worker
-// until it returns.
+// workers run tool calls, and drive the loops of Runs, on goroutines
+// that outlive one call, so a step pays no goroutine start and runs on a
+// stack already grown by earlier calls. A worker waits for the next job
+// after each; an idle one ends when the agent closes. A call the loop
+// abandoned keeps its worker until it returns.
 type workers struct {
 	jobs chan job
 	quit chan struct{}
@@ -35,6 +35,7 @@ type workers struct {
 }
 
 type job struct {
+	co    *coLoop // a run's loop to drive, instead of a call
 	x     *callRunner
 	ctl   *control
 	s     *callState
@@ -75,6 +76,10 @@ func (w *workers) close() { w.once.Do(func() { close(w.quit) }) }
 // exec runs the job's call on a worker, through tool.Run, and hands it
 // back to the loop.
 func (j job) exec() {
+	if j.co != nil {
+		j.co.drive()
+		return
+	}
 	s := j.s
 	res := j.run()
 	j.ctl.returned(s)

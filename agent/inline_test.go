@@ -1,0 +1,190 @@
+package agent_test
+
+import (
+	"context"
+	"errors"
+	"iter"
+	"runtime"
+	"strings"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/reinhq/rein/agent"
+	"github.com/reinhq/rein/llm"
+	"github.com/reinhq/rein/llm/llmtest"
+	"github.com/reinhq/rein/session"
+	"github.com/reinhq/rein/tool"
+)
+
+// A Run runs a batch's lone call on the worker that drives its loop; the
+// caller of Run keeps the call's grace. These tests hold that call past
+// its grace in each way a run asks it to stop, and one holds it in a
+// Stream, whose calls run on workers.
+
+// stuckTool is a gate tool that ignores cancellation.
+func stuckTool() *gateTool {
+	g := newGateTool("stuck")
+	g.ignore = true
+	return g
+}
+
+func TestB24_StuckLoneCallIsLeftAfterItsGraceAndTheTurnGoesOn(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		g := stuckTool()
+		defer close(g.release)
+		h := newHarness(t, &agent.Options{Tools: []tool.Tool{g}, ToolGrace: 5 * time.Second},
+			llmtest.CallTool("c1", "stuck", `{}`), llmtest.Reply("moved on"))
+		done := h.runAsync("go")
+		waitStarted(t, g.started)
+		start := time.Now()
+		if err := h.a.CancelTool("c1", "too slow"); err != nil {
+			t.Fatal(err)
+		}
+		out := <-done
+		if waited := time.Since(start); waited != 5*time.Second {
+			t.Errorf("the call was left after %v, want its grace of 5s", waited)
+		}
+		if out.err != nil || out.res.Reason != session.EndCompleted || out.res.Text != "moved on" {
+			t.Fatalf("Run = %+v, %v; want completed \"moved on\"", out.res, out.err)
+		}
+		r := results(h.events())["c1"]
+		if got := resultText(r); got != "tool call cancelled: too slow" || !r.Interrupted {
+			t.Errorf("c1 = %q %+v", got, r)
+		}
+	})
+}
+
+func TestB23_StuckLoneCallIsAbortedAfterGraceWhenTheCallerCancels(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		g := stuckTool()
+		defer close(g.release)
+		h := newHarness(t, &agent.Options{Tools: []tool.Tool{g}, ToolGrace: 3 * time.Second}, llmtest.CallTool("c1", "stuck", `{}`))
+		ctx, cancel := context.WithCancel(context.Background())
+		done := h.runAsyncCtx(ctx, "go")
+		waitStarted(t, g.started)
+		start := time.Now()
+		cancel()
+		out := <-done
+		if waited := time.Since(start); waited != 3*time.Second {
+			t.Errorf("the call was left after %v, want its grace of 3s", waited)
+		}
+		if out.res == nil || out.res.Reason != session.EndAborted {
+			t.Fatalf("Run = %+v, %v; want aborted", out.res, out.err)
+		}
+		r := results(h.events())["c1"]
+		if got := resultText(r); got != "tool call aborted" || !r.Interrupted {
+			t.Errorf("c1 = %q %+v", got, r)
+		}
+	})
+}
+
+func TestB23_StuckCallOfAStreamIsAbortedAfterGrace(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		g := stuckTool()
+		defer close(g.release)
+		h := newHarness(t, &agent.Options{Tools: []tool.Tool{g}, ToolGrace: 2 * time.Second}, llmtest.CallTool("c1", "stuck", `{}`))
+		cancelled := make(chan time.Time, 1)
+		go func() {
+			<-g.started
+			cancelled <- time.Now()
+			h.a.Cancel("user")
+		}()
+		var end session.EndReason
+		for ev, err := range h.a.Stream(context.Background(), &agent.RunRequest{Prompt: "go"}) {
+			if err != nil {
+				t.Fatalf("Stream: %v", err)
+			}
+			if p, ok := ev.Data.(*session.TurnEnd); ok {
+				end = p.Reason
+			}
+		}
+		start := <-cancelled
+		if waited := time.Since(start); waited != 2*time.Second {
+			t.Errorf("the call was left after %v, want its grace of 2s", waited)
+		}
+		if end != session.EndAborted {
+			t.Errorf("turn ended %q, want aborted", end)
+		}
+		if got := resultText(results(h.events())["c1"]); got != "tool call aborted" {
+			t.Errorf("c1 = %q", got)
+		}
+	})
+}
+
+func TestDurable_SuspendLeavesAStuckLoneCallAfterItsGrace(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		g := stuckTool()
+		defer close(g.release)
+		st := session.NewMemStore()
+		a := durableAgent(t, st, llmtest.NewModel(llmtest.CallTool("c1", "stuck", `{}`)), nil, g)
+		done := runAsync(a, "go")
+		waitStarted(t, g.started)
+		start := time.Now()
+		if err := a.Suspend(4 * time.Second); err != nil {
+			t.Fatal(err)
+		}
+		res := <-done
+		if waited := time.Since(start); waited != 4*time.Second {
+			t.Errorf("the call was left after %v, want the Suspend's grace of 4s", waited)
+		}
+		if res.Reason != session.EndSuspended {
+			t.Fatalf("run ended %s, want suspended", res.Reason)
+		}
+		evs := readAll(t, st, "s")
+		if r, ok := results(evs)["c1"]; ok {
+			t.Errorf("the left call has a result: %+v", r)
+		}
+		if sus := ofType[*session.TurnSuspend](evs); len(sus) != 1 {
+			t.Errorf("turn.suspend = %+v, want one", sus)
+		}
+	})
+}
+
+// panickyState is a state store whose Load panics.
+type panickyState struct{ tool.StateStore }
+
+func (panickyState) Load(context.Context, string, string) (map[string]string, error) {
+	panic("state store bug")
+}
+
+// TestRunPanicOutsideTheToolClosesTheTurn: a panic on the worker that
+// runs a Run's call, outside the tool's body (which tool.Run recovers),
+// is the loop's: the turn is closed on the log as interrupted and Run
+// returns it as an error.
+func TestRunPanicOutsideTheToolClosesTheTurn(t *testing.T) {
+	h := newHarness(t, &agent.Options{Tools: []tool.Tool{noop}, State: panickyState{tool.NewMemStateStore()}}, llmtest.CallTool("c1", "noop", `{}`))
+	res, err := h.a.Run(context.Background(), &agent.RunRequest{Prompt: "go"})
+	var te *agent.TurnError
+	if !errors.As(err, &te) || te.Code != "panic" || !strings.Contains(err.Error(), "state store bug") {
+		t.Fatalf("Run = %+v, %v; want the panic as a turn error", res, err)
+	}
+	if end := lastEnd(t, h.events()); end.Reason != session.EndInterrupted {
+		t.Errorf("turn ended %s, want interrupted", end.Reason)
+	}
+}
+
+// TestRunGoexitOfTheLoopEndsTheCaller: runtime.Goexit on a Run's loop
+// (t.FailNow in a test's model or hook) ends the goroutine that called
+// Run, as it did when the loop ran there, instead of leaving it waiting.
+func TestRunGoexitOfTheLoopEndsTheCaller(t *testing.T) {
+	// The model calls runtime.Goexit on the goroutine that asks it.
+	goexit := llm.ModelFunc(func(context.Context, *llm.Request) iter.Seq2[llm.Chunk, error] {
+		return func(func(llm.Chunk, error) bool) { runtime.Goexit() }
+	})
+	a, err := agent.New(&agent.Options{Model: goexit, Provider: llmtest.Provider, ModelName: "scripted", Store: session.NewMemStore()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Not closed: the run the Goexit cut short never ended.
+	returned := make(chan bool)
+	go func() {
+		done := false
+		defer func() { returned <- done }()
+		a.Run(context.Background(), &agent.RunRequest{Prompt: "go"})
+		done = true
+	}()
+	if <-returned {
+		t.Error("Run returned after its loop called runtime.Goexit")
+	}
+}
