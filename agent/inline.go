@@ -136,8 +136,10 @@ func (co *coLoop) runCall() bool {
 	res, panicked := caught(j)
 	mu.Lock()
 	j.s.returned = true
-	mine := co.gen == gen && co.cur == j.s
-	co.cur = nil
+	mine := co.gen == gen && co.cur != nil // else given up, and cur may be the next driver's
+	if mine {
+		co.cur = nil
+	}
 	mu.Unlock()
 	if mine {
 		co.res, co.panicked = completion{idx: j.s.idx, res: res, dur: time.Since(j.start)}, panicked

@@ -188,3 +188,41 @@ func TestRunGoexitOfTheLoopEndsTheCaller(t *testing.T) {
 		t.Error("Run returned after its loop called runtime.Goexit")
 	}
 }
+
+// TestB24_EachStuckLoneCallKeepsItsGrace: the first call is left behind
+// and returns while the second, run by the next driver, is stuck; the
+// second is still left after its own grace.
+func TestB24_EachStuckLoneCallKeepsItsGrace(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		g1, g2 := stuckTool(), newGateTool("stuck2")
+		g2.ignore = true
+		defer close(g2.release)
+		h := newHarness(t, &agent.Options{Tools: []tool.Tool{g1, g2}, ToolGrace: time.Second},
+			llmtest.CallTool("c1", "stuck", `{}`), llmtest.CallTool("c2", "stuck2", `{}`), llmtest.Reply("done"))
+		done := h.runAsync("go")
+		waitStarted(t, g1.started)
+		if err := h.a.CancelTool("c1", "first"); err != nil {
+			t.Fatal(err)
+		}
+		waitStarted(t, g2.started)
+		close(g1.release) // the first driver's call returns, long after it was left
+		synctest.Wait()
+		start := time.Now()
+		if err := h.a.CancelTool("c2", "second"); err != nil {
+			t.Fatal(err)
+		}
+		out := <-done
+		if waited := time.Since(start); waited != time.Second {
+			t.Errorf("the second call was left after %v, want its grace of 1s", waited)
+		}
+		if out.err != nil || out.res.Text != "done" {
+			t.Fatalf("Run = %+v, %v", out.res, out.err)
+		}
+		rs := results(h.events())
+		for id, want := range map[llm.CallID]string{"c1": "tool call cancelled: first", "c2": "tool call cancelled: second"} {
+			if got := resultText(rs[id]); got != want {
+				t.Errorf("%s = %q, want %q", id, got, want)
+			}
+		}
+	})
+}
