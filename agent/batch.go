@@ -259,12 +259,10 @@ func (b *batch) dispatch(s *callState) {
 	b.running++
 	s.tc = tool.Call{ID: s.call.ID, Name: s.call.Name, Args: s.args, Session: string(b.run.scope().Session), Validated: true, Progress: b.run.progress(s.call.ID)}
 	j := job{x: b.x, ctl: b.ctl, s: s, done: b.done, start: time.Now()}
-	if b.co == nil || b.running != 1 || s != b.calls[len(b.calls)-1] {
+	if b.co == nil || !b.alone(s) {
 		b.x.workers.run(j)
 		return
 	}
-	// The batch's last call, with none running beside it, runs on the
-	// loop's driver.
 	c, given := b.co.call(j)
 	switch given {
 	case notGivenUp:
@@ -274,6 +272,14 @@ func (b *batch) dispatch(s *callState) {
 	case givenUpSuspended:
 		b.leave()
 	}
+}
+
+// alone reports whether s, just dispatched, runs with no call beside it
+// from start to end, so it may run on the loop's driver: none other runs,
+// and none is to start before it ends, because it is the batch's last,
+// calls run one at a time, or its tool runs alone.
+func (b *batch) alone(s *callState) bool {
+	return b.running == 1 && (s == b.calls[len(b.calls)-1] || b.x.parallel == 1 || s.entry.spec.Exclusive)
 }
 
 // wait blocks until one running call completes, or a cancel's grace runs

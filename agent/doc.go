@@ -27,10 +27,11 @@
 // → approval → execution through tool.Run → tool-error substitution →
 // result transform (the step's output budget is its last handler) → post
 // notification. Calls of one step run in parallel up to Options.Parallel;
-// exclusive tools run alone. A Run's loop is a coroutine (inline.go): the
-// last call of a step, with none beside it, runs on the worker driving
-// the loop, with no hand-off between goroutines, while the caller of Run
-// keeps the call's grace. A Stream's loop runs on the caller's
+// exclusive tools run alone. A Run's loop is a coroutine (inline.go): a
+// call that runs with none beside it (a step's only or last call, or any
+// when calls run one at a time or its tool runs alone) runs on the
+// worker driving the loop, with no hand-off between goroutines, while the
+// caller of Run keeps the call's grace. A Stream's loop runs on the caller's
 // goroutine, where its events are given, and hands each call to a
 // worker. Guards record their decisions like any other handler, under
 // their names (guard.repeat, guard.tool-budget, guard.output).

@@ -9,8 +9,8 @@ import (
 )
 
 // A run that no stream reads runs its loop as a coroutine that a worker
-// drives, so that a lone tool call runs on that worker with no hand-off
-// between goroutines: the loop yields the call, the driver runs it and
+// drives, so that a tool call with none beside it (batch.alone) runs on
+// that worker with no hand-off between goroutines: the loop yields the call, the driver runs it and
 // resumes the loop with its result, and both switches go straight from
 // one goroutine to the other without the scheduler. The caller of Run
 // waits meanwhile, and watches: when a cancel or a Suspend has given the

@@ -226,3 +226,35 @@ func TestB24_EachStuckLoneCallKeepsItsGrace(t *testing.T) {
 		}
 	})
 }
+
+// TestB24_StuckCallOfASequentialBatchIsLeftAndTheNextRuns: with calls run
+// one at a time, each runs on the loop's driver; the first, stuck past its
+// grace, is left and the second still runs.
+func TestB24_StuckCallOfASequentialBatchIsLeftAndTheNextRuns(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		g := stuckTool()
+		defer close(g.release)
+		next := funcTool("next", func(context.Context, *tool.Call) (*tool.Result, error) { return tool.Text("next ran"), nil })
+		h := newHarness(t, &agent.Options{Parallel: 1, Tools: []tool.Tool{g, next}, ToolGrace: 2 * time.Second},
+			llmtest.CallTools(call("c1", "stuck", `{}`), call("c2", "next", `{}`)), llmtest.Reply("done"))
+		done := h.runAsync("go")
+		waitStarted(t, g.started)
+		start := time.Now()
+		if err := h.a.CancelTool("c1", "too slow"); err != nil {
+			t.Fatal(err)
+		}
+		out := <-done
+		if waited := time.Since(start); waited != 2*time.Second {
+			t.Errorf("the call was left after %v, want its grace of 2s", waited)
+		}
+		if out.err != nil || out.res.Text != "done" {
+			t.Fatalf("Run = %+v, %v", out.res, out.err)
+		}
+		rs := results(h.events())
+		for id, want := range map[llm.CallID]string{"c1": "tool call cancelled: too slow", "c2": "next ran"} {
+			if got := resultText(rs[id]); got != want {
+				t.Errorf("%s = %q, want %q", id, got, want)
+			}
+		}
+	})
+}
