@@ -33,7 +33,7 @@ type coLoop struct {
 	job      job        // the call the loop yielded
 	res      completion // its result
 	panicked any        // or the panic of a part outside the tool's body
-	given    givenUp    // how the watcher gave the call up, or not
+	given    givenUp    // how the watcher gave the call up, set before it starts the next driver
 
 	// Under the agent's mu.
 	cur *callState // the call a driver runs, or nil
