@@ -29,22 +29,48 @@ func stuckTool() *gateTool {
 	return g
 }
 
+// stopStuck waits for g's call to start, asks it to stop with stop, and
+// waits for the run's outcome on done, failing the test unless the call
+// was left after exactly grace. It runs in a synctest bubble.
+func stopStuck[T any](t *testing.T, g *gateTool, grace time.Duration, stop func(), done <-chan T) T {
+	t.Helper()
+	waitStarted(t, g.started)
+	start := time.Now()
+	stop()
+	out := <-done
+	if waited := time.Since(start); waited != grace {
+		t.Errorf("the call was left after %v, want its grace of %v", waited, grace)
+	}
+	return out
+}
+
+// cancelTool is CancelTool of id for stopStuck.
+func cancelTool(t *testing.T, h *harness, id llm.CallID, reason string) func() {
+	return func() {
+		if err := h.a.CancelTool(id, reason); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// wantResults fails the test unless each call's result reads as want.
+func wantResults(t *testing.T, evs []session.Event, want map[llm.CallID]string) {
+	t.Helper()
+	rs := results(evs)
+	for id, text := range want {
+		if got := resultText(rs[id]); got != text {
+			t.Errorf("%s = %q, want %q", id, got, text)
+		}
+	}
+}
+
 func TestB24_StuckLoneCallIsLeftAfterItsGraceAndTheTurnGoesOn(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		g := stuckTool()
 		defer close(g.release)
 		h := newHarness(t, &agent.Options{Tools: []tool.Tool{g}, ToolGrace: 5 * time.Second},
 			llmtest.CallTool("c1", "stuck", `{}`), llmtest.Reply("moved on"))
-		done := h.runAsync("go")
-		waitStarted(t, g.started)
-		start := time.Now()
-		if err := h.a.CancelTool("c1", "too slow"); err != nil {
-			t.Fatal(err)
-		}
-		out := <-done
-		if waited := time.Since(start); waited != 5*time.Second {
-			t.Errorf("the call was left after %v, want its grace of 5s", waited)
-		}
+		out := stopStuck(t, g, 5*time.Second, cancelTool(t, h, "c1", "too slow"), h.runAsync("go"))
 		if out.err != nil || out.res.Reason != session.EndCompleted || out.res.Text != "moved on" {
 			t.Fatalf("Run = %+v, %v; want completed \"moved on\"", out.res, out.err)
 		}
@@ -61,14 +87,7 @@ func TestB23_StuckLoneCallIsAbortedAfterGraceWhenTheCallerCancels(t *testing.T) 
 		defer close(g.release)
 		h := newHarness(t, &agent.Options{Tools: []tool.Tool{g}, ToolGrace: 3 * time.Second}, llmtest.CallTool("c1", "stuck", `{}`))
 		ctx, cancel := context.WithCancel(context.Background())
-		done := h.runAsyncCtx(ctx, "go")
-		waitStarted(t, g.started)
-		start := time.Now()
-		cancel()
-		out := <-done
-		if waited := time.Since(start); waited != 3*time.Second {
-			t.Errorf("the call was left after %v, want its grace of 3s", waited)
-		}
+		out := stopStuck(t, g, 3*time.Second, cancel, h.runAsyncCtx(ctx, "go"))
 		if out.res == nil || out.res.Reason != session.EndAborted {
 			t.Fatalf("Run = %+v, %v; want aborted", out.res, out.err)
 		}
@@ -118,16 +137,12 @@ func TestDurable_SuspendLeavesAStuckLoneCallAfterItsGrace(t *testing.T) {
 		defer close(g.release)
 		st := session.NewMemStore()
 		a := durableAgent(t, st, llmtest.NewModel(llmtest.CallTool("c1", "stuck", `{}`)), nil, g)
-		done := runAsync(a, "go")
-		waitStarted(t, g.started)
-		start := time.Now()
-		if err := a.Suspend(4 * time.Second); err != nil {
-			t.Fatal(err)
+		suspend := func() {
+			if err := a.Suspend(4 * time.Second); err != nil {
+				t.Fatal(err)
+			}
 		}
-		res := <-done
-		if waited := time.Since(start); waited != 4*time.Second {
-			t.Errorf("the call was left after %v, want the Suspend's grace of 4s", waited)
-		}
+		res := stopStuck(t, g, 4*time.Second, suspend, runAsync(a, "go"))
 		if res.Reason != session.EndSuspended {
 			t.Fatalf("run ended %s, want suspended", res.Reason)
 		}
@@ -201,29 +216,17 @@ func TestB24_EachStuckLoneCallKeepsItsGrace(t *testing.T) {
 			llmtest.CallTool("c1", "stuck", `{}`), llmtest.CallTool("c2", "stuck2", `{}`), llmtest.Reply("done"))
 		done := h.runAsync("go")
 		waitStarted(t, g1.started)
-		if err := h.a.CancelTool("c1", "first"); err != nil {
-			t.Fatal(err)
+		cancelTool(t, h, "c1", "first")()
+		release := func() {
+			close(g1.release) // the first driver's call returns, long after it was left
+			synctest.Wait()
+			cancelTool(t, h, "c2", "second")()
 		}
-		waitStarted(t, g2.started)
-		close(g1.release) // the first driver's call returns, long after it was left
-		synctest.Wait()
-		start := time.Now()
-		if err := h.a.CancelTool("c2", "second"); err != nil {
-			t.Fatal(err)
-		}
-		out := <-done
-		if waited := time.Since(start); waited != time.Second {
-			t.Errorf("the second call was left after %v, want its grace of 1s", waited)
-		}
+		out := stopStuck(t, g2, time.Second, release, done)
 		if out.err != nil || out.res.Text != "done" {
 			t.Fatalf("Run = %+v, %v", out.res, out.err)
 		}
-		rs := results(h.events())
-		for id, want := range map[llm.CallID]string{"c1": "tool call cancelled: first", "c2": "tool call cancelled: second"} {
-			if got := resultText(rs[id]); got != want {
-				t.Errorf("%s = %q, want %q", id, got, want)
-			}
-		}
+		wantResults(t, h.events(), map[llm.CallID]string{"c1": "tool call cancelled: first", "c2": "tool call cancelled: second"})
 	})
 }
 
@@ -237,24 +240,10 @@ func TestB24_StuckCallOfASequentialBatchIsLeftAndTheNextRuns(t *testing.T) {
 		next := funcTool("next", func(context.Context, *tool.Call) (*tool.Result, error) { return tool.Text("next ran"), nil })
 		h := newHarness(t, &agent.Options{Parallel: 1, Tools: []tool.Tool{g, next}, ToolGrace: 2 * time.Second},
 			llmtest.CallTools(call("c1", "stuck", `{}`), call("c2", "next", `{}`)), llmtest.Reply("done"))
-		done := h.runAsync("go")
-		waitStarted(t, g.started)
-		start := time.Now()
-		if err := h.a.CancelTool("c1", "too slow"); err != nil {
-			t.Fatal(err)
-		}
-		out := <-done
-		if waited := time.Since(start); waited != 2*time.Second {
-			t.Errorf("the call was left after %v, want its grace of 2s", waited)
-		}
+		out := stopStuck(t, g, 2*time.Second, cancelTool(t, h, "c1", "too slow"), h.runAsync("go"))
 		if out.err != nil || out.res.Text != "done" {
 			t.Fatalf("Run = %+v, %v", out.res, out.err)
 		}
-		rs := results(h.events())
-		for id, want := range map[llm.CallID]string{"c1": "tool call cancelled: too slow", "c2": "next ran"} {
-			if got := resultText(rs[id]); got != want {
-				t.Errorf("%s = %q, want %q", id, got, want)
-			}
-		}
+		wantResults(t, h.events(), map[llm.CallID]string{"c1": "tool call cancelled: too slow", "c2": "next ran"})
 	})
 }
