@@ -123,6 +123,9 @@ type suspension struct {
 	grace time.Duration
 }
 
+// end is when the calls running under the Suspend have had their grace.
+func (s *suspension) end() time.Time { return s.at.Add(s.grace) }
+
 func (c *control) suspendLocked(grace time.Duration) {
 	if c.suspend.Load() != nil || c.cancelled {
 		return

@@ -33,7 +33,7 @@ func (b *batch) suspendGrace() <-chan time.Time {
 	if s == nil {
 		return nil
 	}
-	return time.After(max(s.grace-time.Since(s.at), 0))
+	return time.After(time.Until(s.end()))
 }
 
 // carried is what a suspended run could not record without breaking its

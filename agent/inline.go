@@ -126,8 +126,7 @@ func (co *coLoop) runCall() bool {
 	co.gen++
 	gen := co.gen
 	co.cur = j.s
-	due := co.r.ctx.Err() != nil || j.s.cancelReason != "" || co.r.ctl.suspend.Load() != nil
-	if due {
+	if how, _ := co.askedLocked(j.s); how != notGivenUp {
 		// A cancel or a Suspend came before the watcher could see this
 		// call; tell it again.
 		co.r.ctl.kickLocked()
@@ -203,21 +202,35 @@ func (co *coLoop) await() (panicked any) {
 // Suspend's grace when one is asked. ok is false when no call runs or
 // nothing asks it to stop. The caller keeps the earliest for a call.
 func (co *coLoop) due() (gen uint64, how givenUp, at time.Time, ok bool) {
-	r := co.r
-	r.ctl.mu.Lock()
+	mu := co.r.ctl.mu
+	mu.Lock()
 	s, gen := co.cur, co.gen
-	cancelled := s != nil && s.cancelReason != ""
-	r.ctl.mu.Unlock()
-	if s == nil {
-		return 0, notGivenUp, time.Time{}, false
+	var sus *suspension
+	if s != nil {
+		how, sus = co.askedLocked(s)
 	}
-	if r.ctx.Err() != nil || cancelled {
-		return gen, givenUpCancelled, time.Now().Add(r.a.calls.grace), true
-	}
-	if sus := r.ctl.suspend.Load(); sus != nil {
-		return gen, givenUpSuspended, sus.at.Add(sus.grace), true
+	mu.Unlock()
+	switch how {
+	case givenUpCancelled:
+		return gen, how, time.Now().Add(co.r.a.calls.grace), true
+	case givenUpSuspended:
+		return gen, how, sus.end(), true
 	}
 	return 0, notGivenUp, time.Time{}, false
+}
+
+// askedLocked says what asks s, the call a driver runs, to stop, as a
+// batch waiting for its calls sees it: a cancel of the run or of s
+// first, else a Suspend (with it). The agent's mu is held.
+func (co *coLoop) askedLocked(s *callState) (givenUp, *suspension) {
+	r := co.r
+	if r.ctx.Err() != nil || s.cancelReason != "" {
+		return givenUpCancelled, nil
+	}
+	if sus := r.ctl.suspended(r.ctx); sus != nil {
+		return givenUpSuspended, sus
+	}
+	return notGivenUp, nil
 }
 
 // giveUp gives up the call gen if it is still running, and has another

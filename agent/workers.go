@@ -74,7 +74,7 @@ func (w *workers) loop(j job) {
 func (w *workers) close() { w.once.Do(func() { close(w.quit) }) }
 
 // exec runs the job's call on a worker, through tool.Run, and hands it
-// back to the loop.
+// back to the loop; or it drives the job's loop.
 func (j job) exec() {
 	if j.co != nil {
 		j.co.drive()
