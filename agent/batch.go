@@ -40,9 +40,10 @@ type callState struct {
 }
 
 type completion struct {
-	idx int
-	res *tool.Result
-	dur time.Duration
+	idx      int
+	res      *tool.Result
+	dur      time.Duration
+	panicked any // a panic outside the tool's body, which the loop raises
 }
 
 // pipeline is the run's tool pipeline: what it sees of the run, and the
@@ -355,11 +356,17 @@ func cancelled(reason string) *verdict {
 	return &verdict{res: tool.Errorf(textAborted), outcome: session.OutcomeInterrupted, code: CodeAborted, executed: true}
 }
 
-// complete settles a call whose body returned.
+// complete settles a call whose body returned. A panic outside the
+// body, such as a state store's, is raised on the loop, which closes the
+// turn as it does for its own panics, unless the turn went on without
+// the call.
 func (b *batch) complete(c completion) {
 	s := b.calls[c.idx]
 	if s.abandoned || s.settled {
 		return
+	}
+	if c.panicked != nil {
+		panic(c.panicked)
 	}
 	b.running--
 	s.dur = c.dur

@@ -229,6 +229,7 @@ type gateTool struct {
 	started chan llm.CallID
 	release chan struct{}
 	ignore  bool // ignore cancellation
+	set     bool // stage a write of the tool's state first
 }
 
 func newGateTool(name string) *gateTool {
@@ -240,6 +241,9 @@ func (g *gateTool) Spec() tool.Spec {
 }
 
 func (g *gateTool) Call(ctx context.Context, call *tool.Call) (*tool.Result, error) {
+	if g.set {
+		call.State.Set("seen", string(call.ID))
+	}
 	g.started <- call.ID
 	if g.ignore {
 		<-g.release

@@ -4,8 +4,6 @@ import (
 	"iter"
 	"runtime"
 	"time"
-
-	"github.com/reinhq/rein/tool"
 )
 
 // A run that no stream reads runs its loop as a coroutine that a worker
@@ -30,10 +28,9 @@ type coLoop struct {
 
 	// Between the loop and the driver it yields to; each switch orders
 	// them.
-	job      job        // the call the loop yielded
-	res      completion // its result
-	panicked any        // or the panic of a part outside the tool's body
-	given    givenUp    // how the watcher gave the call up, set before it starts the next driver
+	job   job        // the call the loop yielded
+	res   completion // its result
+	given givenUp    // how the watcher gave the call up, set before it starts the next driver
 
 	// Under the agent's mu.
 	cur *callState // the call a driver runs, or nil
@@ -79,10 +76,6 @@ func (r *runState) coRun(body func(*runState) (*Result, error)) (*Result, error)
 func (co *coLoop) call(j job) (completion, givenUp) {
 	co.job, co.given = j, notGivenUp
 	co.yield(struct{}{})
-	if v := co.panicked; v != nil {
-		co.panicked = nil
-		panic(v)
-	}
 	return co.res, co.given
 }
 
@@ -141,17 +134,9 @@ func (co *coLoop) runCall() bool {
 	}
 	mu.Unlock()
 	if mine {
-		co.res, co.panicked = completion{idx: j.s.idx, res: res, dur: time.Since(j.start)}, panicked
+		co.res = completion{idx: j.s.idx, res: res, dur: time.Since(j.start), panicked: panicked}
 	}
 	return mine
-}
-
-// caught runs j's call. A panic outside the tool's body (tool.Run
-// recovers the body's), such as a state store's, is returned for the
-// loop to raise, which closes the turn as it does for its own panics.
-func caught(j job) (res *tool.Result, panicked any) {
-	defer func() { panicked = recover() }()
-	return j.run(), nil
 }
 
 // await waits for the loop to end, on the caller's goroutine. When a

@@ -2,8 +2,11 @@ package agent_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"iter"
+	"log/slog"
 	"runtime"
 	"strings"
 	"testing"
@@ -163,6 +166,20 @@ func (panickyState) Load(context.Context, string, string) (map[string]string, er
 	panic("state store bug")
 }
 
+// wantPanicClosed fails the test unless the run ended with the state
+// store's panic as a turn error, and the turn is closed on the log as
+// interrupted.
+func wantPanicClosed(t *testing.T, h *harness, res *agent.Result, err error) {
+	t.Helper()
+	var te *agent.TurnError
+	if !errors.As(err, &te) || te.Code != "panic" || !strings.Contains(err.Error(), "state store bug") {
+		t.Fatalf("the run ended with %+v, %v; want the panic as a turn error", res, err)
+	}
+	if end := lastEnd(t, h.events()); end.Reason != session.EndInterrupted {
+		t.Errorf("turn ended %s, want interrupted", end.Reason)
+	}
+}
+
 // TestRunPanicOutsideTheToolClosesTheTurn: a panic on the worker that
 // runs a Run's call, outside the tool's body (which tool.Run recovers),
 // is the loop's: the turn is closed on the log as interrupted and Run
@@ -170,12 +187,95 @@ func (panickyState) Load(context.Context, string, string) (map[string]string, er
 func TestRunPanicOutsideTheToolClosesTheTurn(t *testing.T) {
 	h := newHarness(t, &agent.Options{Tools: []tool.Tool{noop}, State: panickyState{tool.NewMemStateStore()}}, llmtest.CallTool("c1", "noop", `{}`))
 	res, err := h.a.Run(context.Background(), &agent.RunRequest{Prompt: "go"})
-	var te *agent.TurnError
-	if !errors.As(err, &te) || te.Code != "panic" || !strings.Contains(err.Error(), "state store bug") {
-		t.Fatalf("Run = %+v, %v; want the panic as a turn error", res, err)
+	wantPanicClosed(t, h, res, err)
+}
+
+// TestStreamPanicOutsideTheToolClosesTheTurn: the same panic on the
+// worker that runs a Stream's call is the loop's too, not the process's.
+func TestStreamPanicOutsideTheToolClosesTheTurn(t *testing.T) {
+	h := newHarness(t, &agent.Options{Tools: []tool.Tool{noop}, State: panickyState{tool.NewMemStateStore()}}, llmtest.CallTool("c1", "noop", `{}`))
+	var last error
+	for _, err := range h.a.Stream(context.Background(), &agent.RunRequest{Prompt: "go"}) {
+		if err != nil {
+			last = err
+		}
 	}
-	if end := lastEnd(t, h.events()); end.Reason != session.EndInterrupted {
-		t.Errorf("turn ended %s, want interrupted", end.Reason)
+	wantPanicClosed(t, h, nil, last)
+}
+
+// TestRunPanicOutsideTheToolOfAParallelCallClosesTheTurn: and so is the
+// panic of a call that runs on a worker beside another.
+func TestRunPanicOutsideTheToolOfAParallelCallClosesTheTurn(t *testing.T) {
+	h := newHarness(t, &agent.Options{Tools: []tool.Tool{noop}, State: panickyState{tool.NewMemStateStore()}},
+		llmtest.CallTools(llm.ToolCall{ID: "c1", Name: "noop", Args: json.RawMessage(`{}`)}, llm.ToolCall{ID: "c2", Name: "noop", Args: json.RawMessage(`{}`)}))
+	res, err := h.a.Run(context.Background(), &agent.RunRequest{Prompt: "go"})
+	wantPanicClosed(t, h, res, err)
+}
+
+// commitPanics is a state store whose Commit panics.
+type commitPanics struct{ tool.StateStore }
+
+func (commitPanics) Commit(context.Context, string, string, map[string]string) error {
+	panic("state store bug")
+}
+
+// messages is a slog.Handler that passes on each record's message.
+type messages chan string
+
+func (m messages) Enabled(context.Context, slog.Level) bool { return true }
+func (m messages) Handle(_ context.Context, r slog.Record) error {
+	m <- r.Message
+	return nil
+}
+func (m messages) WithAttrs([]slog.Attr) slog.Handler { return m }
+func (m messages) WithGroup(string) slog.Handler      { return m }
+
+// TestB24_PanicOfALeftCallIsLoggedAfterTheTurnWentOn: a call left after
+// its grace whose state store then panics, once the call returns, does
+// not take the process or a later turn down; the panic is logged. Both
+// ways a call runs: on a Run's driver and on a Stream's worker.
+func TestB24_PanicOfALeftCallIsLoggedAfterTheTurnWentOn(t *testing.T) {
+	for _, stream := range []bool{false, true} {
+		t.Run(map[bool]string{false: "Run", true: "Stream"}[stream], func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				g := stuckTool()
+				g.set = true
+				logs := make(messages, 16)
+				h := newHarness(t, &agent.Options{Tools: []tool.Tool{g}, ToolGrace: time.Second,
+					State: commitPanics{tool.NewMemStateStore()}, Logger: slog.New(logs)},
+					llmtest.CallTool("c1", "stuck", `{}`), llmtest.Reply("moved on"))
+				done := make(chan string, 1)
+				go func() {
+					if !stream {
+						res, err := h.a.Run(context.Background(), &agent.RunRequest{Prompt: "go"})
+						done <- fmt.Sprint(res.Text, err)
+						return
+					}
+					var end session.EndReason
+					var last error
+					for ev, err := range h.a.Stream(context.Background(), &agent.RunRequest{Prompt: "go"}) {
+						if p, ok := ev.Data.(*session.TurnEnd); ok {
+							end = p.Reason
+						}
+						if err != nil {
+							last = err
+						}
+					}
+					done <- fmt.Sprint(end, last)
+				}()
+				want := map[bool]string{false: "moved on<nil>", true: "completed<nil>"}[stream]
+				if got := stopStuck(t, g, time.Second, cancelTool(t, h, "c1", "too slow"), done); got != want {
+					t.Fatalf("the turn ended with %q, want %q: the reply after the left call", got, want)
+				}
+				close(g.release) // the left call returns, and its state's commit panics
+				for msg := range logs {
+					if msg == "a tool call panicked outside its tool" {
+						break
+					}
+				}
+				wantResults(t, h.events(), map[llm.CallID]string{"c1": "tool call cancelled: too slow"})
+			})
+		})
 	}
 }
 

@@ -237,8 +237,10 @@ func (r *runState) record(rec hook.Record) {
 }
 
 // guardedTurn runs the turn; a panic on the loop's goroutine (a Model
-// that panics, a bug) is not let loose on the caller: the turn is closed
-// on the log as interrupted and the panic becomes an error.
+// that panics, a bug), or one outside a tool's body on the goroutine
+// that ran the call (a tool.StateStore that panics), is not let loose on
+// the caller: the turn is closed on the log as interrupted and the panic
+// becomes an error.
 func (r *runState) guardedTurn(parts []llm.Part) (res *Result, err error) {
 	defer r.recovered(&res, &err)
 	if err := r.w.closeOpen(r.wctx); err != nil {

@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"fmt"
 	"log/slog"
 	"sync"
 	"time"
@@ -81,9 +82,22 @@ func (j job) exec() {
 		return
 	}
 	s := j.s
-	res := j.run()
+	res, panicked := caught(j)
 	j.ctl.returned(s)
-	j.done <- completion{idx: s.idx, res: res, dur: time.Since(j.start)}
+	j.done <- completion{idx: s.idx, res: res, dur: time.Since(j.start), panicked: panicked}
+}
+
+// caught runs j's call. A panic outside the tool's body (tool.Run
+// recovers the body's), such as a state store's, is logged here, where
+// the call is known, and returned for the loop to raise unless the loop
+// has given the call up.
+func caught(j job) (res *tool.Result, panicked any) {
+	defer func() {
+		if panicked = recover(); panicked != nil {
+			j.x.log.Error("a tool call panicked outside its tool", "tool", j.s.entry.spec.Name, "call", j.s.call.ID, "panic", fmt.Sprint(panicked))
+		}
+	}()
+	return j.run(), nil
 }
 
 func (j job) run() *tool.Result {
