@@ -248,6 +248,10 @@ func TestB24_PanicOfALeftCallIsLoggedAfterTheTurnWentOn(t *testing.T) {
 				go func() {
 					if !stream {
 						res, err := h.a.Run(context.Background(), &agent.RunRequest{Prompt: "go"})
+						if err != nil {
+							done <- err.Error()
+							return
+						}
 						done <- fmt.Sprint(res.Text, err)
 						return
 					}
