@@ -125,7 +125,7 @@ func (co *coLoop) runCall() bool {
 		co.r.ctl.kickLocked()
 	}
 	mu.Unlock()
-	res, panicked := caught(j)
+	c := j.completed()
 	mu.Lock()
 	j.s.returned = true
 	mine := co.gen == gen && co.cur != nil // else given up, and cur may be the next driver's
@@ -134,7 +134,7 @@ func (co *coLoop) runCall() bool {
 	}
 	mu.Unlock()
 	if mine {
-		co.res = completion{idx: j.s.idx, res: res, dur: time.Since(j.start), panicked: panicked}
+		co.res = c
 	}
 	return mine
 }

@@ -56,6 +56,16 @@ func cancelTool(t *testing.T, h *harness, id llm.CallID, reason string) func() {
 	}
 }
 
+// wantInterrupted fails the test unless call id's result reads as text
+// and is marked interrupted.
+func wantInterrupted(t *testing.T, evs []session.Event, id llm.CallID, text string) {
+	t.Helper()
+	r := results(evs)[id]
+	if got := resultText(r); got != text || !r.Interrupted {
+		t.Errorf("%s = %q %+v, want %q interrupted", id, got, r, text)
+	}
+}
+
 // wantResults fails the test unless each call's result reads as want.
 func wantResults(t *testing.T, evs []session.Event, want map[llm.CallID]string) {
 	t.Helper()
@@ -77,10 +87,7 @@ func TestB24_StuckLoneCallIsLeftAfterItsGraceAndTheTurnGoesOn(t *testing.T) {
 		if out.err != nil || out.res.Reason != session.EndCompleted || out.res.Text != "moved on" {
 			t.Fatalf("Run = %+v, %v; want completed \"moved on\"", out.res, out.err)
 		}
-		r := results(h.events())["c1"]
-		if got := resultText(r); got != "tool call cancelled: too slow" || !r.Interrupted {
-			t.Errorf("c1 = %q %+v", got, r)
-		}
+		wantInterrupted(t, h.events(), "c1", "tool call cancelled: too slow")
 	})
 }
 
@@ -94,10 +101,7 @@ func TestB23_StuckLoneCallIsAbortedAfterGraceWhenTheCallerCancels(t *testing.T) 
 		if out.res == nil || out.res.Reason != session.EndAborted {
 			t.Fatalf("Run = %+v, %v; want aborted", out.res, out.err)
 		}
-		r := results(h.events())["c1"]
-		if got := resultText(r); got != "tool call aborted" || !r.Interrupted {
-			t.Errorf("c1 = %q %+v", got, r)
-		}
+		wantInterrupted(t, h.events(), "c1", "tool call aborted")
 	})
 }
 

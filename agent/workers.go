@@ -81,23 +81,26 @@ func (j job) exec() {
 		j.co.drive()
 		return
 	}
-	s := j.s
-	res, panicked := caught(j)
-	j.ctl.returned(s)
-	j.done <- completion{idx: s.idx, res: res, dur: time.Since(j.start), panicked: panicked}
+	c := j.completed()
+	j.ctl.returned(j.s)
+	j.done <- c
 }
 
-// caught runs j's call. A panic outside the tool's body (tool.Run
-// recovers the body's), such as a state store's, is logged here, where
-// the call is known, and returned for the loop to raise unless the loop
-// has given the call up.
-func caught(j job) (res *tool.Result, panicked any) {
+// completed runs j's call, on a worker or a loop's driver, and returns
+// its completion. A panic outside the tool's body (tool.Run recovers the
+// body's), such as a state store's, is logged here, where the call is
+// known, and carried for the loop to raise unless the loop has given the
+// call up.
+func (j job) completed() (c completion) {
+	c.idx = j.s.idx
 	defer func() {
-		if panicked = recover(); panicked != nil {
-			j.x.log.Error("a tool call panicked outside its tool", "tool", j.s.entry.spec.Name, "call", j.s.call.ID, "panic", fmt.Sprint(panicked))
+		if c.panicked = recover(); c.panicked != nil {
+			j.x.log.Error("a tool call panicked outside its tool", "tool", j.s.entry.spec.Name, "call", j.s.call.ID, "panic", fmt.Sprint(c.panicked))
 		}
+		c.dur = time.Since(j.start)
 	}()
-	return j.run(), nil
+	c.res = j.run()
+	return c
 }
 
 func (j job) run() *tool.Result {
