@@ -89,13 +89,15 @@ func (j job) exec() {
 // completed runs j's call, on a worker or a loop's driver, and returns
 // its completion. A panic outside the tool's body (tool.Run recovers the
 // body's), such as a state store's, is logged here, where the call is
-// known, and carried for the loop to raise unless the loop has given the
-// call up.
+// known, and carried, naming the call, for the loop to raise unless the
+// loop has given the call up.
 func (j job) completed() (c completion) {
 	c.idx = j.s.idx
 	defer func() {
-		if c.panicked = recover(); c.panicked != nil {
-			j.x.log.Error("a tool call panicked outside its tool", "tool", j.s.entry.spec.Name, "call", j.s.call.ID, "panic", fmt.Sprint(c.panicked))
+		if v := recover(); v != nil {
+			name, id := j.s.entry.spec.Name, j.s.call.ID
+			j.x.log.Error("a tool call panicked outside its tool", "tool", name, "call", id, "panic", fmt.Sprint(v))
+			c.panicked = fmt.Sprintf("tool %s, call %s, outside the tool's body: %v", name, id, v)
 		}
 		c.dur = time.Since(j.start)
 	}()
