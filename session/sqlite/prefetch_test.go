@@ -3,6 +3,7 @@ package sqlite_test
 import (
 	"context"
 	"runtime"
+	"strconv"
 	"testing"
 	"time"
 
@@ -11,18 +12,20 @@ import (
 	"github.com/reinhq/rein/session/sessiontest"
 )
 
-// A read long enough to step its statement on a goroutine yields every
-// event in order, including one read again column by column, stops where
+// A read long enough to step its statement on a goroutine, or to be cut
+// in two and its second half read ahead, yields every event in order,
+// including one read again column by column in either half, stops where
 // its reader stops, and leaves no goroutine behind.
 func TestLongReadYieldsInOrderAndStops(t *testing.T) {
 	ctx := context.Background()
 	st, id := openSession(t, "long")
-	const n = 3000
+	const n = 20000
+	separated := map[int64]bool{2500: true, 15000: true}
 	t0 := time.Unix(1700000000, 0)
 	evs := []session.Event{{Seq: 1, Time: t0, Turn: "t1", Data: &session.TurnStart{Trigger: session.TriggerPrompt}}}
 	for seq := int64(2); seq <= n; seq++ {
 		ev := session.Event{Seq: seq, Time: t0.Add(time.Duration(seq)), Turn: "t1", Data: &session.StepStart{Step: int(seq)}}
-		if seq == 2500 {
+		if separated[seq] {
 			ev.Agent = "a\x1fb" // a separator in a header string: the row is read again
 		}
 		evs = append(evs, ev)
@@ -31,7 +34,8 @@ func TestLongReadYieldsInOrderAndStops(t *testing.T) {
 		t.Fatal(err)
 	}
 	before := runtime.NumGoroutine()
-	for _, from := range []int64{0, 100, 2000} {
+	// From 0, 100 and 2000 the read is cut in two; from 15000 it is not.
+	for _, from := range []int64{0, 100, 2000, 15000} {
 		want := from + 1
 		for e, err := range st.Events(ctx, id, from) {
 			if err != nil {
@@ -40,8 +44,11 @@ func TestLongReadYieldsInOrderAndStops(t *testing.T) {
 			if e.Seq != want || !e.Time.Equal(t0.Add(time.Duration(e.Seq))) && e.Seq > 1 {
 				t.Fatalf("from %d: got seq %d at %v, want seq %d", from, e.Seq, e.Time, want)
 			}
-			if e.Seq == 2500 && e.Agent != "a\x1fb" {
-				t.Errorf("seq 2500's agent = %q", e.Agent)
+			if p, ok := e.Data.(*session.StepStart); e.Seq > 1 && (!ok || p.Step != int(e.Seq)) {
+				t.Fatalf("from %d: seq %d holds %#v", from, e.Seq, e.Data)
+			}
+			if separated[e.Seq] != (e.Agent == "a\x1fb") {
+				t.Errorf("seq %d's agent = %q", e.Seq, e.Agent)
 			}
 			want++
 		}
@@ -49,13 +56,16 @@ func TestLongReadYieldsInOrderAndStops(t *testing.T) {
 			t.Errorf("from %d: read up to seq %d, want %d", from, want-1, n)
 		}
 	}
-	read := 0
-	for _, err := range st.Events(ctx, id, 0) {
-		if err != nil {
-			t.Fatal(err)
-		}
-		if read++; read == 1500 {
-			break
+	// Stop in the first half, and in the second.
+	for _, stop := range []int{1500, 15000} {
+		read := 0
+		for _, err := range st.Events(ctx, id, 0) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			if read++; read == stop {
+				break
+			}
 		}
 	}
 	if !testwait.For(3*time.Second, func() bool { return runtime.NumGoroutine() <= before }) {
@@ -67,14 +77,21 @@ func TestLongReadYieldsInOrderAndStops(t *testing.T) {
 	}
 }
 
-// A long read whose context is cancelled partway ends with an error, not
-// a silently short log, and the store reads on afterwards.
+// A long read whose context is cancelled partway, in its first half or
+// in the second read ahead, ends with an error, not a silently short log,
+// and the store reads on afterwards.
 func TestCancelledLongReadEndsWithAnError(t *testing.T) {
+	for _, c := range []struct{ n, cancelAt int }{{5000, 2000}, {20000, 15000}} {
+		t.Run(strconv.Itoa(c.n), func(t *testing.T) { cancelRead(t, c.n, c.cancelAt) })
+	}
+}
+
+// cancelRead cancels a read of n events after cancelAt of them.
+func cancelRead(t *testing.T, n, cancelAt int) {
 	st, id := openSession(t, "cut")
-	const n = 5000
 	t0 := time.Unix(1700000000, 0)
 	evs := []session.Event{{Seq: 1, Time: t0, Turn: "t1", Data: &session.TurnStart{Trigger: session.TriggerPrompt}}}
-	for seq := int64(2); seq <= n; seq++ {
+	for seq := int64(2); seq <= int64(n); seq++ {
 		evs = append(evs, session.Event{Seq: seq, Time: t0, Turn: "t1", Data: &session.StepStart{Step: int(seq)}})
 	}
 	if err := st.Append(context.Background(), id, evs...); err != nil {
@@ -93,7 +110,7 @@ func TestCancelledLongReadEndsWithAnError(t *testing.T) {
 			t.Fatalf("seq %d after %d", e.Seq, last)
 		}
 		last = e.Seq
-		if read++; read == 2000 {
+		if read++; read == cancelAt {
 			cancel()
 		}
 	}

@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"io"
 	"iter"
+	"math"
+	"runtime"
 	"time"
 
 	"github.com/reinhq/rein/session"
@@ -28,7 +30,13 @@ type querier interface {
 // string held one, and the row is read again by eventQuery.
 const eventsQuery = `SELECT seq, time, CAST(type || char(31) || turn || char(31) || run || char(31) ||
 	parent_run || char(31) || agent || char(31) || data AS BLOB)
-	FROM events WHERE session = ? AND seq > ? ORDER BY seq`
+	FROM events WHERE session = ? AND seq > ? AND seq <= ? ORDER BY seq`
+
+// eventsArgs are eventsQuery's arguments for the events of id with
+// afterSeq < seq <= to, for the driver's connection.
+func eventsArgs(id session.ID, afterSeq, to int64) []driver.NamedValue {
+	return []driver.NamedValue{{Ordinal: 1, Value: string(id)}, {Ordinal: 2, Value: afterSeq}, {Ordinal: 3, Value: to}}
+}
 
 // eventQuery reads the header strings and the data of one event apart.
 const eventQuery = `SELECT type, turn, run, parent_run, agent, data FROM events WHERE session = ? AND seq = ?`
@@ -36,7 +44,7 @@ const eventQuery = `SELECT type, turn, run, parent_run, agent, data FROM events 
 // query yields the events of id with seq > afterSeq, read through q.
 func (s *Store) query(ctx context.Context, q querier, id session.ID, afterSeq int64) iter.Seq2[session.Event, error] {
 	return func(yield func(session.Event, error) bool) {
-		rows, err := q.QueryContext(ctx, eventsQuery, string(id), afterSeq)
+		rows, err := q.QueryContext(ctx, eventsQuery, string(id), afterSeq, int64(math.MaxInt64))
 		if err != nil {
 			yield(session.Event{}, fmt.Errorf("sqlite: read session %q: %w", id, err))
 			return
@@ -49,8 +57,9 @@ func (s *Store) query(ctx context.Context, q querier, id session.ID, afterSeq in
 // yieldRows decodes rows, a read of eventsQuery for session id, and
 // yields their events in order. A row whose blob cannot be cut is read
 // again column by column through q: a row never changes once written,
-// so q need not be the connection of rows.
-func (s *Store) yieldRows(ctx context.Context, q querier, id session.ID, rows eventRows, yield func(session.Event, error) bool) {
+// so q need not be the connection of rows. It reports whether it yielded
+// every row: false if yield stopped it or was given an error.
+func (s *Store) yieldRows(ctx context.Context, q querier, id session.ID, rows eventRows, yield func(session.Event, error) bool) bool {
 	var (
 		f       [6][]byte
 		d       rowDecoder
@@ -80,6 +89,7 @@ func (s *Store) yieldRows(ctx context.Context, q querier, id session.ID, rows ev
 	if err != nil && !stopped {
 		yield(session.Event{}, fmt.Errorf("sqlite: read session %q: %w", id, err))
 	}
+	return err == nil && !stopped
 }
 
 // event decodes one row of eventsQuery, reading it again column by
@@ -132,42 +142,77 @@ func (s *Store) Events(ctx context.Context, id session.ID, afterSeq int64) iter.
 
 // read yields the events of id with seq > afterSeq from one read
 // transaction on dc, the driver's connection, so that the session row
-// and its events agree. An error it returns was not yielded: the
-// transaction or the query did not start.
+// and its events agree; a long read takes its second half from a read
+// ahead (see ahead), checked against this transaction. An error it
+// returns was not yielded: the transaction did not start, or the session
+// is not there.
 func (s *Store) read(ctx context.Context, dc any, id session.ID, afterSeq int64, yield func(session.Event, error) bool) error {
-	b, ok1 := dc.(driver.ConnBeginTx)
-	q, ok2 := dc.(driver.QueryerContext)
-	if !ok1 || !ok2 {
-		return fmt.Errorf("the driver's connection %T cannot run a read transaction", dc)
-	}
-	tx, err := b.BeginTx(ctx, driver.TxOptions{ReadOnly: true})
+	q, tx, err := beginRead(ctx, dc)
 	if err != nil {
 		return err
 	}
 	defer tx.Rollback()
-	sid := driver.NamedValue{Ordinal: 1, Value: string(id)}
-	one, err := q.QueryContext(ctx, `SELECT 1 FROM sessions WHERE id = ?`, []driver.NamedValue{sid})
+	last, err := lastSeq(ctx, q, id)
 	if err != nil {
 		return err
 	}
+	to := int64(math.MaxInt64)
+	var a *ahead
+	if last-afterSeq >= aheadRows && runtime.GOMAXPROCS(0) > 1 {
+		to = afterSeq + (last-afterSeq)/2
+		a = s.readAhead(ctx, id, to, last-to)
+		defer a.close()
+	}
+	if s.yieldQuery(ctx, q, id, afterSeq, to, yield) && a != nil {
+		s.yieldAhead(ctx, q, id, a, to, yield)
+	}
+	return nil
+}
+
+// beginRead begins a read transaction on dc, the driver's connection,
+// and returns what runs its queries.
+func beginRead(ctx context.Context, dc any) (driver.QueryerContext, driver.Tx, error) {
+	b, ok1 := dc.(driver.ConnBeginTx)
+	q, ok2 := dc.(driver.QueryerContext)
+	if !ok1 || !ok2 {
+		return nil, nil, fmt.Errorf("the driver's connection %T cannot run a read transaction", dc)
+	}
+	tx, err := b.BeginTx(ctx, driver.TxOptions{ReadOnly: true})
+	return q, tx, err
+}
+
+// lastSeq returns the seq of the last event of session id, 0 if it has
+// none, or an error wrapping session.ErrNotFound if there is no such
+// session.
+func lastSeq(ctx context.Context, q driver.QueryerContext, id session.ID) (int64, error) {
+	rows, err := q.QueryContext(ctx, `SELECT `+newestSeq+` FROM sessions WHERE id = ?`, []driver.NamedValue{{Ordinal: 1, Value: string(id)}})
+	if err != nil {
+		return 0, err
+	}
+	defer rows.Close()
 	var dest [1]driver.Value
-	err = one.Next(dest[:])
-	one.Close()
-	if err == io.EOF {
-		return fmt.Errorf("sqlite: session %q: %w", id, session.ErrNotFound)
+	if err := rows.Next(dest[:]); err == io.EOF {
+		return 0, fmt.Errorf("sqlite: session %q: %w", id, session.ErrNotFound)
+	} else if err != nil {
+		return 0, err
 	}
+	last, _ := dest[0].(int64)
+	return last, nil
+}
+
+// yieldQuery reads the events of id with afterSeq < seq <= to through q,
+// the driver's connection, and yields them, errors included. It reports
+// whether it yielded every one (see yieldRows).
+func (s *Store) yieldQuery(ctx context.Context, q driver.QueryerContext, id session.ID, afterSeq, to int64, yield func(session.Event, error) bool) bool {
+	rows, err := q.QueryContext(ctx, eventsQuery, eventsArgs(id, afterSeq, to))
 	if err != nil {
-		return err
-	}
-	rows, err := q.QueryContext(ctx, eventsQuery, []driver.NamedValue{sid, {Ordinal: 2, Value: afterSeq}})
-	if err != nil {
-		return err
+		yield(session.Event{}, fmt.Errorf("sqlite: read session %q: %w", id, err))
+		return false
 	}
 	defer rows.Close()
 	// A row read again goes through the pool: this connection steps rows
 	// on the prefetch goroutine.
-	s.yieldRows(ctx, s.db, id, &driverRows{ctx: ctx, rows: rows}, yield)
-	return nil
+	return s.yieldRows(ctx, s.db, id, &driverRows{ctx: ctx, rows: rows}, yield)
 }
 
 // split cuts a row's blob of eventsQuery into the five header strings
