@@ -17,33 +17,38 @@ import (
 //
 // The second half's transaction begins after the reader's, so it holds
 // every event the reader's does, and perhaps newer ones: events are only
-// ever appended. What it does not bring, because the session was deleted
-// in between or its read failed, the reader reads in its own
-// transaction, which stays the truth.
+// ever appended. What it does not bring (the session deleted in between,
+// a failed read, a row to read again column by column, no connection to
+// spare) the reader reads in its own transaction, which stays the truth.
 
 // aheadRows is the fewest events a read must have before it is cut in two.
 const aheadRows = 8192
 
 // ahead is the second half of a long read, read ahead.
 type ahead struct {
-	events chan []session.Event // the half's events in batches, in order; closed at its end
-	stop   chan struct{}        // closed when the reader needs no more
-	done   chan struct{}        // closed when the goroutine has ended
+	events  chan []session.Event // the half's events in batches, in order; closed at its end
+	started chan struct{}        // closed once the goroutine's transaction has begun
+	cancel  context.CancelFunc   // ends the goroutine's read, or its wait for a connection
+	done    chan struct{}        // closed when the goroutine has ended
 }
 
 // readAhead starts reading the events of id with seq > from, about want
 // of them, on a goroutine of its own.
 func (s *Store) readAhead(ctx context.Context, id session.ID, from, want int64) *ahead {
+	ctx, cancel := context.WithCancel(ctx)
 	a := &ahead{
 		// Room for the whole half: the goroutine does not wait for the
 		// reader, which is still in the first.
-		events: make(chan []session.Event, want/batchRows+2),
-		stop:   make(chan struct{}),
-		done:   make(chan struct{}),
+		events:  make(chan []session.Event, want/batchRows+2),
+		started: make(chan struct{}),
+		cancel:  cancel,
+		done:    make(chan struct{}),
 	}
 	go func() {
 		defer close(a.done)
 		defer close(a.events)
+		// A pool the host limited may have no connection to spare until
+		// the reader is done; the reader does not wait for one.
 		c, err := s.db.Conn(ctx)
 		if err != nil {
 			return // the reader reads the half itself
@@ -55,7 +60,8 @@ func (s *Store) readAhead(ctx context.Context, id session.ID, from, want int64) 
 				return err
 			}
 			defer tx.Rollback()
-			a.fetch(ctx, s, q, id, from)
+			close(a.started)
+			a.fetch(ctx, q, id, from)
 			return nil
 		})
 	}()
@@ -63,9 +69,10 @@ func (s *Store) readAhead(ctx context.Context, id session.ID, from, want int64) 
 }
 
 // fetch reads and decodes the events of id with seq > from through q and
-// sends them in batches, until their end, an error or a stop. An error
-// ends the half early; the reader reads the rest itself.
-func (a *ahead) fetch(ctx context.Context, s *Store, q driver.QueryerContext, id session.ID, from int64) {
+// sends them in batches, until their end, an error or a stop. An error,
+// or a row to read again column by column (which would take a third
+// connection), ends the half early; the reader reads the rest itself.
+func (a *ahead) fetch(ctx context.Context, q driver.QueryerContext, id session.ID, from int64) {
 	rows, err := q.QueryContext(ctx, eventsQuery, eventsArgs(id, from, math.MaxInt64))
 	if err != nil {
 		return
@@ -79,15 +86,15 @@ func (a *ahead) fetch(ctx context.Context, s *Store, q driver.QueryerContext, id
 	batch := make([]session.Event, 0, batchRows)
 	for more := true; more; {
 		seq, t, row, ok := r.next()
-		if ok {
-			ev, err := s.event(ctx, s.db, &d, &f, id, seq, t, row)
+		if ok = ok && split(&f, row); ok {
+			ev, err := d.event(&f, id, seq, t)
 			if ok = err == nil; ok {
 				batch = append(batch, ev)
 			}
 		}
 		more = ok
 		if len(batch) == batchRows || !more && len(batch) > 0 {
-			if !a.send(batch) {
+			if !a.send(ctx, batch) {
 				return
 			}
 			batch = make([]session.Event, 0, batchRows)
@@ -97,45 +104,58 @@ func (a *ahead) fetch(ctx context.Context, s *Store, q driver.QueryerContext, id
 
 // send hands batch to the reader; it reports false if the reader needs
 // no more.
-func (a *ahead) send(batch []session.Event) bool {
-	select {
-	case <-a.stop:
+func (a *ahead) send(ctx context.Context, batch []session.Event) bool {
+	if ctx.Err() != nil {
 		return false
-	default:
 	}
 	select {
 	case a.events <- batch:
 		return true
-	case <-a.stop:
+	case <-ctx.Done():
 		return false
 	}
 }
 
 // close stops the read ahead and waits for its goroutine to end.
 func (a *ahead) close() {
-	close(a.stop)
+	a.cancel()
 	<-a.done
 }
 
-// yieldAhead yields the events of id with seq > to: a's, as long as each
-// follows the one before and the context is not done, then whatever a
-// did not bring, read through q in the reader's transaction.
+// yieldAhead yields the events of id with seq > to: those a brought,
+// then whatever it did not, read through q in the reader's transaction.
 func (s *Store) yieldAhead(ctx context.Context, q driver.QueryerContext, id session.ID, a *ahead, to int64, yield func(session.Event, error) bool) {
-	next := to + 1
-half:
+	if next, ok := a.yield(ctx, to+1, yield); ok {
+		s.yieldQuery(ctx, q, id, next-1, math.MaxInt64, yield)
+	}
+}
+
+// yield yields a's events from seq next on, as long as each follows the
+// one before and the context is not done, and none if a has not begun
+// reading. It returns the seq after the last it yielded, and false if
+// yield stopped it.
+func (a *ahead) yield(ctx context.Context, next int64, yield func(session.Event, error) bool) (int64, bool) {
+	select {
+	case <-a.started:
+	default:
+		// Still waiting for a connection, which may come only once this
+		// read is done.
+		a.cancel()
+		return next, true
+	}
 	for batch := range a.events {
 		if ctx.Err() != nil {
-			break // the read below ends with the context's error
+			break // the reader's own read ends with the context's error
 		}
 		for i := range batch {
 			if batch[i].Seq != next {
-				break half
+				return next, true
 			}
 			if !yield(batch[i], nil) {
-				return
+				return next, false
 			}
 			next++
 		}
 	}
-	s.yieldQuery(ctx, q, id, next-1, math.MaxInt64, yield)
+	return next, true
 }

@@ -77,6 +77,28 @@ func TestLongReadYieldsInOrderAndStops(t *testing.T) {
 	}
 }
 
+// A long read on a pool the host limited to two connections, the
+// Store's own and the reader's, reads its second half itself rather than
+// wait for a third.
+func TestLongReadOnALimitedPool(t *testing.T) {
+	ctx := context.Background()
+	st, id := openSession(t, "pool")
+	const n = 20000
+	t0 := time.Unix(1700000000, 0)
+	evs := []session.Event{{Seq: 1, Time: t0, Turn: "t1", Data: &session.TurnStart{Trigger: session.TriggerPrompt}}}
+	for seq := int64(2); seq <= n; seq++ {
+		evs = append(evs, session.Event{Seq: seq, Time: t0, Turn: "t1", Data: &session.StepStart{Step: int(seq)}})
+	}
+	if err := st.Append(ctx, id, evs...); err != nil {
+		t.Fatal(err)
+	}
+	st.DB().SetMaxOpenConns(2)
+	got, err := sessiontest.ReadAll(ctx, st, id, 0)
+	if err != nil || len(got) != n || got[n-1].Seq != n {
+		t.Fatalf("read %d events (%v), want %d", len(got), err, n)
+	}
+}
+
 // A long read whose context is cancelled partway, in its first half or
 // in the second read ahead, ends with an error, not a silently short log,
 // and the store reads on afterwards.

@@ -101,11 +101,10 @@ func (s *Store) event(ctx context.Context, q querier, d *rowDecoder, f *[6][]byt
 			return session.Event{}, fmt.Errorf("sqlite: read session %q seq %d: %w", id, seq, err)
 		}
 	}
-	ev, err := d.decode(f)
+	ev, err := d.event(f, id, seq, t)
 	if err != nil {
-		return session.Event{}, fmt.Errorf("sqlite: %s: session %q seq %d: %w", s.path, id, seq, err)
+		return ev, fmt.Errorf("sqlite: %s: %w", s.path, err)
 	}
-	ev.Seq, ev.Time, ev.Session = seq, time.Unix(0, t), id
 	return ev, nil
 }
 
@@ -259,6 +258,17 @@ func (d *rowDecoder) decode(f *[6][]byte) (session.Event, error) {
 		return ev, err
 	}
 	ev.Data = p
+	return ev, nil
+}
+
+// event decodes the event of session id with seq and time t (unix
+// nanoseconds) from its header strings and data, as split cuts them.
+func (d *rowDecoder) event(f *[6][]byte, id session.ID, seq, t int64) (session.Event, error) {
+	ev, err := d.decode(f)
+	if err != nil {
+		return session.Event{}, fmt.Errorf("session %q seq %d: %w", id, seq, err)
+	}
+	ev.Seq, ev.Time, ev.Session = seq, time.Unix(0, t), id
 	return ev, nil
 }
 
