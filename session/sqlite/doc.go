@@ -71,6 +71,17 @@
 // failed background fsync is kept and returned by every later Sync,
 // Append, AppendAsync and Close: reopen the store to check the database.
 //
+// # Reading
+//
+// Events reads in one read transaction, on a connection of the pool. A
+// long read steps the statement on a goroutine while the caller decodes,
+// and one of 8,192 events or more is cut in two at its middle seq: the
+// second half is read and decoded ahead, on another connection, in a
+// transaction begun after the first, and what it does not bring is read
+// in the first. The Store's writer keeps one connection, so a pool
+// limited through DB().SetMaxOpenConns needs two; a read that finds none
+// to spare for its second half reads it itself.
+//
 // # Crash recovery
 //
 // The first Append, Events or Info of a session in a Store looks at its
