@@ -77,6 +77,55 @@ func TestLongReadYieldsInOrderAndStops(t *testing.T) {
 	}
 }
 
+// A long read while the session grows yields every event it began with,
+// in order, each once, and perhaps some of the newer ones after them.
+func TestLongReadWhileAppending(t *testing.T) {
+	ctx := context.Background()
+	st, id := openSession(t, "growing")
+	const n, more = 20000, 500
+	t0 := time.Unix(1700000000, 0)
+	step := func(seq int64) session.Event {
+		return session.Event{Seq: seq, Time: t0, Turn: "t1", Data: &session.StepStart{Step: int(seq)}}
+	}
+	evs := []session.Event{{Seq: 1, Time: t0, Turn: "t1", Data: &session.TurnStart{Trigger: session.TriggerPrompt}}}
+	for seq := int64(2); seq <= n; seq++ {
+		evs = append(evs, step(seq))
+	}
+	if err := st.Append(ctx, id, evs...); err != nil {
+		t.Fatal(err)
+	}
+	appended := make(chan error, 1)
+	go func() {
+		for seq := int64(n + 1); seq <= n+more; seq++ {
+			if err := st.Append(ctx, id, step(seq)); err != nil {
+				appended <- err
+				return
+			}
+		}
+		appended <- nil
+	}()
+	want := int64(1)
+	for e, err := range st.Events(ctx, id, 0) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p, ok := e.Data.(*session.StepStart); e.Seq != want || e.Seq > 1 && (!ok || p.Step != int(e.Seq)) {
+			t.Fatalf("got seq %d holding %#v, want seq %d", e.Seq, e.Data, want)
+		}
+		want++
+	}
+	if want <= n {
+		t.Errorf("read up to seq %d while appending, want %d or more", want-1, n)
+	}
+	if err := <-appended; err != nil {
+		t.Fatal(err)
+	}
+	got, err := sessiontest.ReadAll(ctx, st, id, 0)
+	if err != nil || len(got) != n+more {
+		t.Fatalf("read %d events after the appends (%v), want %d", len(got), err, n+more)
+	}
+}
+
 // A long read on a pool the host limited to two connections, the
 // Store's own and the reader's, reads its second half itself rather than
 // wait for a third.
