@@ -57,9 +57,10 @@ func TestReadAheadBringsTheHalf(t *testing.T) {
 
 // What a read ahead brings is yielded as long as each event follows the
 // one before; whatever it does not bring (nothing, a short half, a gap,
-// the events of a session made again under the same id) is read in the
-// reader's transaction. Newer events than the reader's transaction holds
-// are kept: the log only grows.
+// the events of a session made again under the same id, and all of them
+// if it has no connection yet) is read in the reader's transaction.
+// Newer events than the reader's transaction holds are kept: the log
+// only grows.
 func TestAheadHalfIsReadAgainWhereItFallsShort(t *testing.T) {
 	ctx := context.Background()
 	st, id := newSession(t)
