@@ -21,7 +21,9 @@ import (
 // a failed read, a row to read again column by column, no connection to
 // spare) the reader reads in its own transaction, which stays the truth.
 
-// aheadRows is the fewest events a read must have before it is cut in two.
+// aheadRows is the fewest events a read must have before it is cut in
+// two, counted to the last seq of the session row (see turnEndSeq): a
+// read within a long turn still open is not cut, which costs only time.
 const aheadRows = 8192
 
 // ahead is the second half of a long read, read ahead.
@@ -73,7 +75,7 @@ func (s *Store) readAhead(ctx context.Context, id session.ID, from, want int64) 
 // or a row to read again column by column (which would take a third
 // connection), ends the half early; the reader reads the rest itself.
 func (a *ahead) fetch(ctx context.Context, q driver.QueryerContext, id session.ID, from int64) {
-	rows, err := q.QueryContext(ctx, eventsQuery, eventsArgs(id, from, math.MaxInt64))
+	rows, err := queryEvents(ctx, q, id, from, math.MaxInt64)
 	if err != nil {
 		return
 	}

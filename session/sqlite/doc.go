@@ -75,7 +75,8 @@
 //
 // Events reads in one read transaction, on a connection of the pool. A
 // long read steps the statement on a goroutine while the caller decodes,
-// and one of 8,192 events or more is cut in two at its middle seq: the
+// and one of 8,192 events or more (up to the end of the session's last
+// finished turn, as its row records) is cut in two at its middle seq: the
 // second half is read and decoded ahead, on another connection, in a
 // transaction begun after the first, and what it does not bring is read
 // in the first. The Store's writer keeps one connection, so a pool

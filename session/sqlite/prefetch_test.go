@@ -10,29 +10,57 @@ import (
 	"github.com/reinhq/rein/internal/testwait"
 	"github.com/reinhq/rein/session"
 	"github.com/reinhq/rein/session/sessiontest"
+	"github.com/reinhq/rein/session/sqlite"
 )
 
+// t0 is the time of the events appendTurn writes: seq nanoseconds after it.
+var t0 = time.Unix(1700000000, 0)
+
+// appendTurn appends to id, which has no events yet, one turn of n
+// events: its start, steps 2 to n-1, and its end, which sets the session
+// row's last seq, from which a read tells whether it is long enough to
+// be cut in two. Each event's time is t0 plus its seq in nanoseconds; a
+// step whose seq is in separated has a unit separator in its agent name,
+// so that its row is read again column by column.
+func appendTurn(t *testing.T, st *sqlite.Store, id session.ID, n int64, separated map[int64]bool) {
+	t.Helper()
+	evs := []session.Event{{Seq: 1, Time: t0.Add(1), Turn: "t1", Data: &session.TurnStart{Trigger: session.TriggerPrompt}}}
+	for seq := int64(2); seq < n; seq++ {
+		ev := session.Event{Seq: seq, Time: t0.Add(time.Duration(seq)), Turn: "t1", Data: &session.StepStart{Step: int(seq)}}
+		if separated[seq] {
+			ev.Agent = "a\x1fb"
+		}
+		evs = append(evs, ev)
+	}
+	evs = append(evs, session.Event{Seq: n, Time: t0.Add(time.Duration(n)), Turn: "t1", Data: &session.TurnEnd{Reason: session.EndCompleted}})
+	if err := st.Append(context.Background(), id, evs...); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// checkStep fails t unless e, an event appendTurn wrote at seq, or a
+// step appended after it, is whole.
+func checkStep(t *testing.T, e session.Event, seq int64) {
+	t.Helper()
+	if e.Seq != seq || !e.Time.Equal(t0.Add(time.Duration(seq))) {
+		t.Fatalf("got seq %d at %v, want seq %d", e.Seq, e.Time, seq)
+	}
+	if p, ok := e.Data.(*session.StepStart); ok && p.Step != int(seq) {
+		t.Fatalf("seq %d holds step %d", seq, p.Step)
+	}
+}
+
 // A read long enough to step its statement on a goroutine, or to be cut
-// in two and its second half read ahead, yields every event in order,
-// including one read again column by column in either half, stops where
-// its reader stops, and leaves no goroutine behind.
+// in two and its second half read ahead on a connection of its own,
+// yields every event in order, including one read again column by column
+// in either half, stops where its reader stops, and leaves no goroutine
+// behind.
 func TestLongReadYieldsInOrderAndStops(t *testing.T) {
 	ctx := context.Background()
 	st, id := openSession(t, "long")
 	const n = 20000
 	separated := map[int64]bool{2500: true, 15000: true}
-	t0 := time.Unix(1700000000, 0)
-	evs := []session.Event{{Seq: 1, Time: t0, Turn: "t1", Data: &session.TurnStart{Trigger: session.TriggerPrompt}}}
-	for seq := int64(2); seq <= n; seq++ {
-		ev := session.Event{Seq: seq, Time: t0.Add(time.Duration(seq)), Turn: "t1", Data: &session.StepStart{Step: int(seq)}}
-		if separated[seq] {
-			ev.Agent = "a\x1fb" // a separator in a header string: the row is read again
-		}
-		evs = append(evs, ev)
-	}
-	if err := st.Append(ctx, id, evs...); err != nil {
-		t.Fatal(err)
-	}
+	appendTurn(t, st, id, n, separated)
 	before := runtime.NumGoroutine()
 	// From 0, 100 and 2000 the read is cut in two; from 15000 it is not.
 	for _, from := range []int64{0, 100, 2000, 15000} {
@@ -41,12 +69,7 @@ func TestLongReadYieldsInOrderAndStops(t *testing.T) {
 			if err != nil {
 				t.Fatalf("from %d: %v", from, err)
 			}
-			if e.Seq != want || !e.Time.Equal(t0.Add(time.Duration(e.Seq))) && e.Seq > 1 {
-				t.Fatalf("from %d: got seq %d at %v, want seq %d", from, e.Seq, e.Time, want)
-			}
-			if p, ok := e.Data.(*session.StepStart); e.Seq > 1 && (!ok || p.Step != int(e.Seq)) {
-				t.Fatalf("from %d: seq %d holds %#v", from, e.Seq, e.Data)
-			}
+			checkStep(t, e, want)
 			if separated[e.Seq] != (e.Agent == "a\x1fb") {
 				t.Errorf("seq %d's agent = %q", e.Seq, e.Agent)
 			}
@@ -72,7 +95,7 @@ func TestLongReadYieldsInOrderAndStops(t *testing.T) {
 		t.Errorf("%d goroutines after the reads, %d before", runtime.NumGoroutine(), before)
 	}
 	// The store still reads and writes after a read was cut short.
-	if err := st.Append(ctx, id, session.Event{Seq: n + 1, Time: t0, Turn: "t1", Data: &session.TurnEnd{Reason: session.EndCompleted}}); err != nil {
+	if err := st.Append(ctx, id, session.Event{Seq: n + 1, Time: t0, Turn: "t2", Data: &session.TurnStart{Trigger: session.TriggerPrompt}}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -83,21 +106,12 @@ func TestLongReadWhileAppending(t *testing.T) {
 	ctx := context.Background()
 	st, id := openSession(t, "growing")
 	const n, more = 20000, 500
-	t0 := time.Unix(1700000000, 0)
-	step := func(seq int64) session.Event {
-		return session.Event{Seq: seq, Time: t0, Turn: "t1", Data: &session.StepStart{Step: int(seq)}}
-	}
-	evs := []session.Event{{Seq: 1, Time: t0, Turn: "t1", Data: &session.TurnStart{Trigger: session.TriggerPrompt}}}
-	for seq := int64(2); seq <= n; seq++ {
-		evs = append(evs, step(seq))
-	}
-	if err := st.Append(ctx, id, evs...); err != nil {
-		t.Fatal(err)
-	}
+	appendTurn(t, st, id, n, nil)
 	appended := make(chan error, 1)
 	go func() {
 		for seq := int64(n + 1); seq <= n+more; seq++ {
-			if err := st.Append(ctx, id, step(seq)); err != nil {
+			ev := session.Event{Seq: seq, Time: t0.Add(time.Duration(seq)), Turn: "t2", Data: &session.StepStart{Step: int(seq)}}
+			if err := st.Append(ctx, id, ev); err != nil {
 				appended <- err
 				return
 			}
@@ -109,9 +123,7 @@ func TestLongReadWhileAppending(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if p, ok := e.Data.(*session.StepStart); e.Seq != want || e.Seq > 1 && (!ok || p.Step != int(e.Seq)) {
-			t.Fatalf("got seq %d holding %#v, want seq %d", e.Seq, e.Data, want)
-		}
+		checkStep(t, e, want)
 		want++
 	}
 	if want <= n {
@@ -126,25 +138,26 @@ func TestLongReadWhileAppending(t *testing.T) {
 	}
 }
 
-// A long read on a pool the host limited to two connections, the
-// Store's own and the reader's, reads its second half itself rather than
-// wait for a third.
+// A long read takes a second connection for its second half; on a pool
+// the host limited to two, the Store's own and the reader's, it reads
+// that half itself rather than wait for a third.
 func TestLongReadOnALimitedPool(t *testing.T) {
 	ctx := context.Background()
 	st, id := openSession(t, "pool")
 	const n = 20000
-	t0 := time.Unix(1700000000, 0)
-	evs := []session.Event{{Seq: 1, Time: t0, Turn: "t1", Data: &session.TurnStart{Trigger: session.TriggerPrompt}}}
-	for seq := int64(2); seq <= n; seq++ {
-		evs = append(evs, session.Event{Seq: seq, Time: t0, Turn: "t1", Data: &session.StepStart{Step: int(seq)}})
-	}
-	if err := st.Append(ctx, id, evs...); err != nil {
-		t.Fatal(err)
-	}
-	st.DB().SetMaxOpenConns(2)
-	got, err := sessiontest.ReadAll(ctx, st, id, 0)
-	if err != nil || len(got) != n || got[n-1].Seq != n {
-		t.Fatalf("read %d events (%v), want %d", len(got), err, n)
+	appendTurn(t, st, id, n, nil)
+	for _, limit := range []int{0, 2} {
+		st.DB().SetMaxOpenConns(limit)
+		got, err := sessiontest.ReadAll(ctx, st, id, 0)
+		if err != nil || len(got) != n || got[n-1].Seq != n {
+			t.Fatalf("limit %d: read %d events (%v), want %d", limit, len(got), err, n)
+		}
+		if limit == 0 {
+			// The Store's writer, and the read's two, idle in the pool.
+			if open := st.DB().Stats().OpenConnections; open != 3 {
+				t.Errorf("%d connections open after a read of %d events, want 3: the read was not cut in two", open, n)
+			}
+		}
 	}
 }
 
@@ -160,14 +173,7 @@ func TestCancelledLongReadEndsWithAnError(t *testing.T) {
 // cancelRead cancels a read of n events after cancelAt of them.
 func cancelRead(t *testing.T, n, cancelAt int) {
 	st, id := openSession(t, "cut")
-	t0 := time.Unix(1700000000, 0)
-	evs := []session.Event{{Seq: 1, Time: t0, Turn: "t1", Data: &session.TurnStart{Trigger: session.TriggerPrompt}}}
-	for seq := int64(2); seq <= int64(n); seq++ {
-		evs = append(evs, session.Event{Seq: seq, Time: t0, Turn: "t1", Data: &session.StepStart{Step: int(seq)}})
-	}
-	if err := st.Append(context.Background(), id, evs...); err != nil {
-		t.Fatal(err)
-	}
+	appendTurn(t, st, id, int64(n), nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	read, last := 0, int64(0)
