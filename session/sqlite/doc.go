@@ -67,9 +67,11 @@
 // needs no second connection and copies nothing (a PRAGMA wal_checkpoint
 // on one would also write and sync the database file, and could not
 // finish while readers hold old snapshots), and the write connection is
-// free for the next step's commit while the fsync runs. A
-// failed background fsync is kept and returned by every later Sync,
-// Append, AppendAsync and Close: reopen the store to check the database.
+// free for the next step's commit while the fsync runs. A call that
+// waits for its sync (Append of a step's end, Create, Delete) runs the
+// fsync on its own goroutine when no other is running. A failed fsync
+// is kept and returned by every later Sync, Append, AppendAsync and
+// Close: reopen the store to check the database.
 //
 // # Reading
 //

@@ -71,7 +71,7 @@ type Store struct {
 	commits int64 // commits made through w, counted for bg
 
 	wal  string      // the write-ahead log's file; empty if the database is not in WAL mode
-	walf *os.File    // wal, opened by the first background sync
+	walf *os.File    // wal, opened by the first sync
 	bg   syncq.Queue // the background sync of the WAL
 	// Prepared once on w: begin, commit; add a session (insSes), read its
 	// last seq and lock (openSes), take its lock (lockSes), set its last
@@ -249,7 +249,10 @@ func (s *Store) inTx(ctx context.Context, fn func() error) error {
 // set under DurabilityStep it asks for the write-ahead log's fsync, which
 // covers every commit before it, and waits for it unless async: a commit
 // at synchronous=NORMAL followed by that fsync is what
-// synchronous=FULL would do, without two statements to switch it. Under
+// synchronous=FULL would do, without two statements to switch it. A
+// wait runs the fsync itself when no other is running, sparing the
+// hand-offs to the background goroutine and back; either way the write
+// connection is free for other commits while it runs. Under
 // DurabilityAlways every commit syncs itself.
 func (s *Store) commit(ctx context.Context, sync, async bool, txn func() error) error {
 	s.wmu.Lock()
@@ -262,16 +265,21 @@ func (s *Store) commit(ctx context.Context, sync, async bool, txn func() error) 
 		return err
 	}
 	s.commits++
-	wait := false
+	wait, own := false, false
 	switch {
 	case s.opts.Durability == DurabilityAlways:
 		s.bg.Synced(s.commits) // a synced commit syncs the log before it too
-	case sync && s.opts.Durability == DurabilityStep:
+	case sync && s.opts.Durability == DurabilityStep && async:
 		s.bg.Request(s.commits, s.syncWAL)
-		wait = !async
+	case sync && s.opts.Durability == DurabilityStep:
+		// Claimed under wmu, so Close's Drain waits for the fsync.
+		wait, own = true, s.bg.Claim(s.commits)
 	}
 	s.wmu.Unlock()
-	if wait {
+	switch {
+	case own:
+		return s.bg.SyncClaimed(s.syncWAL)
+	case wait:
 		// The commit is made: a cancelled caller still gets its sync.
 		return s.bg.Wait(context.WithoutCancel(ctx))
 	}

@@ -15,11 +15,11 @@ import (
 // synchronous=FULL would: one fsync covers every frame written before
 // it, each commit's frames ending in its commit record. A log that is
 // not there was checkpointed into the database, which SQLite syncs
-// first. Only the background sync calls it, one call at a time, so the
-// log's file, opened the first time, is kept for the next: SQLite keeps
-// the log's file while any connection is open, and the Store's write
-// connection is open until Close, which closes the file after the last
-// sync.
+// first. The queue s.bg runs it one call at a time, on its goroutine or
+// on a caller's that claimed the sync, so the log's file, opened the
+// first time, is kept for the next: SQLite keeps the log's file while
+// any connection is open, and the Store's write connection is open until
+// Close, which closes the file after the last sync.
 func (s *Store) syncWAL() error {
 	if s.wal == "" {
 		return nil // not in WAL mode: every commit syncs itself

@@ -128,7 +128,7 @@ func TestCreateAndDeleteWaitForTheirSync(t *testing.T) {
 	}
 }
 
-// breakWAL makes the background syncs of st fail: they sync a file of
+// breakWAL makes the syncs of st's log fail: they sync a file of
 // /proc, which cannot be synced (fsync is EINVAL). No sync may be running.
 func breakWAL(t *testing.T, st *Store) {
 	t.Helper()

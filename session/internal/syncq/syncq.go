@@ -8,8 +8,10 @@
 // before it began. Syncs are grouped: after one, the goroutine lets Gap
 // pass before the next, so appends that come faster than that share one
 // sync, unless Wait or Drain is waiting, which starts it at once. Wait
-// blocks until the requests so far are met. A
-// failed sync is kept: Err, Wait and Drain return it from then on, since
+// blocks until the requests so far are met. An appender that would
+// request a sync and wait for it may Claim it instead and, when no sync
+// is running, run it on its own goroutine (SyncClaimed). A failed sync
+// is kept: Err, Wait and Drain return it from then on, since
 // after a failed fsync the kernel may have dropped the dirty pages and a
 // later sync that succeeds proves nothing.
 package syncq
@@ -29,20 +31,20 @@ const DefaultGap = 5 * time.Millisecond
 // ready to use; it syncs as soon as asked.
 type Queue struct {
 	// Gap is the least time from the start of one sync (in the
-	// background, or the caller's own that Synced records) to the start
-	// of the next background sync nobody waits for: what a crash of the
-	// machine may lose beyond the sync in progress. Set it before first
-	// use.
+	// background, claimed, or the caller's own that Synced records) to
+	// the start of the next background sync nobody waits for: what a
+	// crash of the machine may lose beyond the sync in progress. Set it
+	// before first use.
 	Gap time.Duration
 
 	mu      sync.Mutex
-	last    time.Time     // when the last background sync began
+	last    time.Time     // when the last sync began
 	waiters int           // calls of Wait and Drain waiting
 	hurry   chan struct{} // closed when a waiter arrives, to end a Gap early
 	want    int64         // what must reach stable storage
 	done    int64         // what is known to be on stable storage
 	err     error
-	running bool
+	running bool          // the goroutine runs, or a caller runs the sync it claimed
 	wake    chan struct{} // closed and replaced when done, err or running change
 }
 
@@ -131,6 +133,49 @@ func (q *Queue) arrive() {
 		close(q.hurry)
 		q.hurry = nil
 	}
+}
+
+// Claim asks for the first n to be synced and reports whether the
+// caller is to run that sync itself, through SyncClaimed: true when no
+// sync is running, and the queue then counts the caller's as running, so
+// no background sync starts beside it and Drain waits for it. When it
+// reports false, a running sync or the one after it covers n: wait for
+// it with Wait. A caller that waits anyway spares itself, by syncing on
+// its own goroutine, the hand-off to a background one and back.
+func (q *Queue) Claim(n int64) bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.want = max(q.want, n)
+	if q.running || q.err != nil || q.done >= n {
+		return false
+	}
+	q.running = true
+	return true
+}
+
+// SyncClaimed runs sync, which must cover everything written before it
+// is called, for the caller whose Claim reported true, and returns its
+// error, which is kept as a failed sync. Requests made while it ran are
+// met by a background sync after it.
+func (q *Queue) SyncClaimed(sync func() error) error {
+	q.mu.Lock()
+	target := q.want
+	q.last = time.Now()
+	q.mu.Unlock()
+	err := sync()
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if err != nil {
+		q.err = err
+	} else {
+		q.done = max(q.done, target)
+	}
+	q.running = q.err == nil && q.done < q.want
+	if q.running {
+		go q.run(sync)
+	}
+	q.signal()
+	return err
 }
 
 // Synced records that the caller synced the first n itself, just now:

@@ -33,7 +33,10 @@ func TestCoalesces(t *testing.T) {
 	<-g.entered // the sync of 1 runs
 	// Requests made meanwhile are met by one more sync.
 	q.Request(2, g.sync)
-	q.Request(3, g.sync)
+	// A claim while a sync runs is refused, and asks like a request.
+	if q.Claim(3) {
+		t.Fatal("Claim while a background sync runs = true, want false")
+	}
 	q.Request(2, g.sync) // already asked for
 	waited := make(chan error)
 	go func() { waited <- q.Wait(context.Background()) }()
@@ -189,4 +192,78 @@ func TestCallersSyncStartsTheGap(t *testing.T) {
 			t.Fatal(err)
 		}
 	})
+}
+
+// A caller that claims an idle queue's sync runs it itself: no other
+// sync starts beside it, Drain waits for it, and the requests made while
+// it runs are met by a background sync after it.
+func TestClaimedSyncRunsOnTheCaller(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var q Queue
+		g := newGate()
+		if !q.Claim(1) {
+			t.Fatal("Claim of an idle queue = false, want true")
+		}
+		claimed := make(chan error)
+		go func() { claimed <- q.SyncClaimed(g.sync) }()
+		<-g.entered // the claimed sync of 1 runs
+		if q.Claim(2) {
+			t.Fatal("Claim while a claimed sync runs = true, want false")
+		}
+		q.Request(3, g.sync) // starts no goroutine beside the claimed sync
+		drained := make(chan error)
+		go func() { drained <- q.Drain() }()
+		synctest.Wait()
+		select {
+		case err := <-drained:
+			t.Fatalf("Drain returned %v while the claimed sync ran", err)
+		default:
+		}
+		g.release <- nil
+		if err := <-claimed; err != nil {
+			t.Fatalf("SyncClaimed: %v", err)
+		}
+		<-g.entered // the background sync of what was asked meanwhile
+		g.release <- nil
+		if err := <-drained; err != nil {
+			t.Fatalf("Drain: %v", err)
+		}
+		if err := q.Wait(context.Background()); err != nil {
+			t.Fatalf("Wait: %v", err)
+		}
+		if g.calls != 2 {
+			t.Errorf("syncs = %d, want 2 (the claimed one and one after it)", g.calls)
+		}
+		if q.Claim(3) {
+			t.Error("Claim of what is already synced = true, want false")
+		}
+	})
+}
+
+// A claimed sync that fails is kept like a background one, and no
+// background sync starts after it.
+func TestClaimedSyncErrorSticks(t *testing.T) {
+	var q Queue
+	boom := errors.New("disk gone")
+	if !q.Claim(1) {
+		t.Fatal("Claim of an idle queue = false, want true")
+	}
+	q.Request(2, func() error {
+		t.Error("a background sync started beside the claimed one")
+		return nil
+	})
+	if err := q.SyncClaimed(func() error { return boom }); !errors.Is(err, boom) {
+		t.Fatalf("SyncClaimed: %v, want the sync's error", err)
+	}
+	if q.Claim(3) {
+		t.Error("Claim after a failed sync = true, want false")
+	}
+	for _, err := range []error{q.Err(), q.Wait(context.Background()), q.Drain()} {
+		if !errors.Is(err, boom) {
+			t.Errorf("after a failed claimed sync: err = %v, want it", err)
+		}
+	}
+	if !q.Idle() {
+		t.Error("a sync goroutine runs after a failed claimed sync")
+	}
 }
