@@ -72,8 +72,8 @@ func (s *Store) readAhead(ctx context.Context, id session.ID, from, want int64) 
 
 // fetch reads and decodes the events of id with seq > from through q and
 // sends them in batches, until their end, an error or a stop. An error,
-// or a row to read again column by column (which would take a third
-// connection), ends the half early; the reader reads the rest itself.
+// or a row to read again column by column, ends the half early; the
+// reader reads the rest itself.
 func (a *ahead) fetch(ctx context.Context, q driver.QueryerContext, id session.ID, from int64) {
 	rows, err := queryEvents(ctx, q, id, from, math.MaxInt64)
 	if err != nil {

@@ -3,8 +3,10 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/reinhq/rein/session"
@@ -145,11 +147,24 @@ func (s *Store) repair(ctx context.Context, c conn, id session.ID, last int64) (
 		return nil, err
 	}
 	var tail []session.Event
-	for ev, err := range s.query(ctx, c, id, from.Int64-1) {
-		if err != nil {
-			return nil, err
+	err = c.Raw(func(dc any) error {
+		q, ok := dc.(driver.QueryerContext)
+		if !ok {
+			return fmt.Errorf("the driver's connection %T cannot run a query", dc)
 		}
-		tail = append(tail, ev)
+		var rerr error
+		s.yieldQuery(ctx, q, id, from.Int64-1, math.MaxInt64, func(ev session.Event, err error) bool {
+			if err != nil {
+				rerr = err
+				return false
+			}
+			tail = append(tail, ev)
+			return true
+		})
+		return rerr
+	})
+	if err != nil {
+		return nil, err
 	}
 	fix := session.RepairEvents(tail, s.now())
 	if len(fix) == 0 {

@@ -14,7 +14,8 @@ import (
 
 // A process that died while a subagent ran left two turns open, its own
 // and the subagent's, each in its own lane: opening the session closes
-// both, the subagent's first.
+// both, the subagent's first. The subagent's name holds a unit
+// separator, so the repair reads its rows again column by column.
 func TestRepairClosesEveryOpenLane(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "s.db")
@@ -27,6 +28,7 @@ func TestRepairClosesEveryOpenLane(t *testing.T) {
 	for _, e := range child.Events {
 		e.Seq = int64(len(l.Events) + 1)
 		e.ParentRun = l.Run
+		e.Agent = "help\x1fer"
 		l.Events = append(l.Events, e)
 	}
 	st = crashed(t, st, path, id, l.Events)

@@ -140,17 +140,25 @@ func TestLongReadWhileAppending(t *testing.T) {
 
 // A long read takes a second connection for its second half; on a pool
 // the host limited to two, the Store's own and the reader's, it reads
-// that half itself rather than wait for a third.
+// that half itself rather than wait for a third, and reads a row again
+// column by column on its own connection, in either half.
 func TestLongReadOnALimitedPool(t *testing.T) {
 	ctx := context.Background()
 	st, id := openSession(t, "pool")
 	const n = 20000
-	appendTurn(t, st, id, n, nil)
+	separated := map[int64]bool{500: true, 3000: true, 15000: true}
+	appendTurn(t, st, id, n, separated)
 	for _, limit := range []int{0, 2} {
 		st.DB().SetMaxOpenConns(limit)
 		got, err := sessiontest.ReadAll(ctx, st, id, 0)
 		if err != nil || len(got) != n || got[n-1].Seq != n {
 			t.Fatalf("limit %d: read %d events (%v), want %d", limit, len(got), err, n)
+		}
+		for i, e := range got {
+			checkStep(t, e, int64(i+1))
+			if separated[e.Seq] != (e.Agent == "a\x1fb") {
+				t.Fatalf("limit %d: seq %d has agent %q", limit, e.Seq, e.Agent)
+			}
 		}
 		if limit == 0 {
 			// The Store's writer, and the read's two, idle in the pool.

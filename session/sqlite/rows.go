@@ -3,7 +3,6 @@ package sqlite
 import (
 	"bytes"
 	"context"
-	"database/sql"
 	"database/sql/driver"
 	"errors"
 	"fmt"
@@ -15,11 +14,6 @@ import (
 
 	"github.com/reinhq/rein/session"
 )
-
-type querier interface {
-	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
-	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
-}
 
 // eventsQuery reads an event's header strings and data as one blob,
 // each string followed by a unit separator (0x1F). The driver makes a Go
@@ -49,28 +43,16 @@ func queryEvents(ctx context.Context, q driver.QueryerContext, id session.ID, af
 	return q.QueryContext(ctx, eventsToQuery, append(args, driver.NamedValue{Ordinal: 3, Value: to}))
 }
 
-// eventQuery reads the header strings and the data of one event apart.
-const eventQuery = `SELECT type, turn, run, parent_run, agent, data FROM events WHERE session = ? AND seq = ?`
-
-// query yields the events of id with seq > afterSeq, read through q.
-func (s *Store) query(ctx context.Context, q querier, id session.ID, afterSeq int64) iter.Seq2[session.Event, error] {
-	return func(yield func(session.Event, error) bool) {
-		rows, err := q.QueryContext(ctx, eventsQuery, string(id), afterSeq)
-		if err != nil {
-			yield(session.Event{}, fmt.Errorf("sqlite: read session %q: %w", id, err))
-			return
-		}
-		defer rows.Close()
-		s.yieldRows(ctx, q, id, &sqlRows{rows: rows}, yield)
-	}
-}
+// eventQuery reads the time, the header strings and the data of one
+// event apart.
+const eventQuery = `SELECT time, type, turn, run, parent_run, agent, data FROM events WHERE session = ? AND seq = ?`
 
 // yieldRows decodes rows, a read of eventsQuery for session id, and
-// yields their events in order. A row whose blob cannot be cut is read
-// again column by column through q: a row never changes once written,
-// so q need not be the connection of rows. It reports whether it yielded
-// every row: false if yield stopped it or was given an error.
-func (s *Store) yieldRows(ctx context.Context, q querier, id session.ID, rows eventRows, yield func(session.Event, error) bool) bool {
+// yields their events in order, up to a row whose blob cannot be cut,
+// whose seq it returns (0 if none) for the caller to read again. ok
+// reports whether it yielded every row it did not leave: false if yield
+// stopped it or was given an error.
+func (s *Store) yieldRows(id session.ID, rows eventRows, yield func(session.Event, error) bool) (uncut int64, ok bool) {
 	var (
 		f       [6][]byte
 		d       rowDecoder
@@ -79,7 +61,11 @@ func (s *Store) yieldRows(ctx context.Context, q querier, id session.ID, rows ev
 	)
 	// emit decodes a row and yields its event; false stops the read.
 	emit := func(seq, t int64, row []byte) bool {
-		ev, err := s.event(ctx, q, &d, &f, id, seq, t, row)
+		if !split(&f, row) {
+			uncut = seq
+			return false
+		}
+		ev, err := s.decode(&d, &f, id, seq, t)
 		stopped = !yield(ev, err) || err != nil
 		return !stopped
 	}
@@ -100,18 +86,52 @@ func (s *Store) yieldRows(ctx context.Context, q querier, id session.ID, rows ev
 	if err != nil && !stopped {
 		yield(session.Event{}, fmt.Errorf("sqlite: read session %q: %w", id, err))
 	}
-	return err == nil && !stopped
+	return uncut, err == nil && !stopped
 }
 
-// event decodes one row of eventsQuery, reading it again column by
-// column when its blob cannot be cut for sure.
-func (s *Store) event(ctx context.Context, q querier, d *rowDecoder, f *[6][]byte, id session.ID, seq, t int64, row []byte) (session.Event, error) {
-	if !split(f, row) {
-		err := q.QueryRowContext(ctx, eventQuery, string(id), seq).Scan(&f[0], &f[1], &f[2], &f[3], &f[4], &f[5])
-		if err != nil {
-			return session.Event{}, fmt.Errorf("sqlite: read session %q seq %d: %w", id, seq, err)
+// eventAgain reads the event of id at seq column by column, through q,
+// the driver's connection: its blob could not be cut for sure.
+func (s *Store) eventAgain(ctx context.Context, q driver.QueryerContext, id session.ID, seq int64) (session.Event, error) {
+	t, f, err := columns(ctx, q, id, seq)
+	if err != nil {
+		return session.Event{}, fmt.Errorf("sqlite: read session %q seq %d: %w", id, seq, err)
+	}
+	var d rowDecoder
+	return s.decode(&d, &f, id, seq, t)
+}
+
+// columns reads the time, the header strings and the data of the event
+// of id at seq apart, through q, the driver's connection.
+func columns(ctx context.Context, q driver.QueryerContext, id session.ID, seq int64) (t int64, f [6][]byte, err error) {
+	rows, err := q.QueryContext(ctx, eventQuery, []driver.NamedValue{{Ordinal: 1, Value: string(id)}, {Ordinal: 2, Value: seq}})
+	if err != nil {
+		return 0, f, err
+	}
+	defer rows.Close()
+	var v [7]driver.Value
+	if err := rows.Next(v[:]); err != nil {
+		return 0, f, err
+	}
+	t, ok := v[0].(int64)
+	for k := range f {
+		switch c := v[k+1].(type) {
+		case string:
+			f[k] = []byte(c)
+		case []byte:
+			f[k] = c
+		default:
+			ok = false
 		}
 	}
+	if !ok {
+		return 0, f, fmt.Errorf("a row of unexpected types %T, %T, %T, %T, %T, %T, %T", v[0], v[1], v[2], v[3], v[4], v[5], v[6])
+	}
+	return t, f, nil
+}
+
+// decode decodes the event of id at seq, with time t, from its header
+// strings and data, naming the database in an error.
+func (s *Store) decode(d *rowDecoder, f *[6][]byte, id session.ID, seq, t int64) (session.Event, error) {
 	ev, err := d.event(f, id, seq, t)
 	if err != nil {
 		return ev, fmt.Errorf("sqlite: %s: %w", s.path, err)
@@ -214,18 +234,29 @@ func turnEndSeq(ctx context.Context, q driver.QueryerContext, id session.ID) (in
 }
 
 // yieldQuery reads the events of id with afterSeq < seq <= to through q,
-// the driver's connection, and yields them, errors included. It reports
+// the driver's connection, and yields them, errors included. A row whose
+// blob cannot be cut ends the statement; it is read again on the same
+// connection, free once the statement's rows are closed (a long read
+// steps them on a goroutine), and the read goes on after it. It reports
 // whether it yielded every one (see yieldRows).
 func (s *Store) yieldQuery(ctx context.Context, q driver.QueryerContext, id session.ID, afterSeq, to int64, yield func(session.Event, error) bool) bool {
-	rows, err := queryEvents(ctx, q, id, afterSeq, to)
-	if err != nil {
-		yield(session.Event{}, fmt.Errorf("sqlite: read session %q: %w", id, err))
-		return false
+	for {
+		rows, err := queryEvents(ctx, q, id, afterSeq, to)
+		if err != nil {
+			yield(session.Event{}, fmt.Errorf("sqlite: read session %q: %w", id, err))
+			return false
+		}
+		uncut, ok := s.yieldRows(id, &driverRows{ctx: ctx, rows: rows}, yield)
+		rows.Close()
+		if !ok || uncut == 0 {
+			return ok
+		}
+		ev, err := s.eventAgain(ctx, q, id, uncut)
+		if !yield(ev, err) || err != nil {
+			return false
+		}
+		afterSeq = uncut
 	}
-	defer rows.Close()
-	// A row read again goes through the pool: this connection steps rows
-	// on the prefetch goroutine.
-	return s.yieldRows(ctx, s.db, id, &driverRows{ctx: ctx, rows: rows}, yield)
 }
 
 // split cuts a row's blob of eventsQuery into the five header strings

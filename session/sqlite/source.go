@@ -2,7 +2,6 @@ package sqlite
 
 import (
 	"context"
-	"database/sql"
 	"database/sql/driver"
 	"fmt"
 	"io"
@@ -16,28 +15,6 @@ type eventRows interface {
 	// err is the error that ended the rows, nil at their end.
 	err() error
 }
-
-// sqlRows reads through database/sql, as a read inside a write
-// transaction of the write connection does.
-type sqlRows struct {
-	rows   *sql.Rows
-	seq, t int64
-	row    sql.RawBytes
-	e      error
-}
-
-func (r *sqlRows) next() (int64, int64, []byte, bool) {
-	if !r.rows.Next() {
-		r.e = r.rows.Err()
-		return 0, 0, nil, false
-	}
-	if r.e = r.rows.Scan(&r.seq, &r.t, &r.row); r.e != nil {
-		return 0, 0, nil, false
-	}
-	return r.seq, r.t, r.row, true
-}
-
-func (r *sqlRows) err() error { return r.e }
 
 // driverRows reads straight from the driver's rows: database/sql locks
 // the connection and converts every value of every row again, which was

@@ -214,8 +214,9 @@ func (s *Store) isClosed() bool { return s.sessions.Closed() }
 // conn is what a write's statements run on: the write connection, inside
 // the transaction write began.
 type conn interface {
-	querier
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
 	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+	Raw(f func(driverConn any) error) error
 }
 
 // write runs fn in one immediate transaction on the write connection,
