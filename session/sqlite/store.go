@@ -202,7 +202,9 @@ func (s *Store) baseSync() string {
 func (s *Store) Path() string { return s.path }
 
 // DB returns the database, for queries across sessions. Writing to it
-// bypasses the Store's checks.
+// bypasses the Store's checks. The Store keeps one of its pool's
+// connections for its writes and a read takes another, so a limit set
+// with SetMaxOpenConns must allow two; with one, reads wait for ever.
 func (s *Store) DB() *sql.DB { return s.db }
 
 func (s *Store) get(id session.ID) (*state, error) {
