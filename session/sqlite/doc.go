@@ -82,8 +82,9 @@
 // second half is read and decoded ahead, on another connection, in a
 // transaction begun after the first, and what it does not bring is read
 // in the first. The Store's writer keeps one connection, so a pool
-// limited through DB().SetMaxOpenConns needs two; a read that finds none
-// to spare for its second half reads it itself.
+// limited through DB().SetMaxOpenConns needs two (with one, a read fails
+// with an error that says so); a read that finds none to spare for its
+// second half reads it itself.
 //
 // # Crash recovery
 //

@@ -42,6 +42,9 @@ func (s *Store) List(ctx context.Context) ([]session.Info, error) {
 }
 
 func (s *Store) list(ctx context.Context, where string, args ...any) ([]session.Info, error) {
+	if err := s.readable(); err != nil {
+		return nil, fmt.Errorf("sqlite: list sessions: %w", err)
+	}
 	rows, err := s.db.QueryContext(ctx, `SELECT id, created, `+newestTime+`, `+newestSeq+`, workdir, parent, meta FROM sessions `+where+` ORDER BY created, id`, args...)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: list sessions: %w", err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"runtime"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -208,5 +209,35 @@ func cancelRead(t *testing.T, n, cancelAt int) {
 	got, err := sessiontest.ReadAll(context.Background(), st, id, 0)
 	if err != nil || len(got) != n {
 		t.Fatalf("read %d events after the cancelled read (%v), want %d", len(got), err, n)
+	}
+}
+
+// On a pool limited to one connection, which the Store keeps for its
+// writes, a read would wait for ever: each fails at once with an error
+// that says what to allow, and writes go on.
+func TestPoolOfOneConnectionFailsReads(t *testing.T) {
+	ctx := context.Background()
+	st, id := openSession(t, "one")
+	other, err := st.Create(ctx, &session.CreateRequest{ID: "other"}) // not held: Sync reads its row
+	if err != nil {
+		t.Fatal(err)
+	}
+	appendTurn(t, st, id, 10, nil)
+	st.DB().SetMaxOpenConns(1)
+	_, readErr := sessiontest.ReadAll(ctx, st, id, 0)
+	_, infoErr := st.Info(ctx, id)
+	_, listErr := st.List(ctx)
+	for name, err := range map[string]error{"Events": readErr, "Info": infoErr, "List": listErr, "Sync": st.Sync(ctx, other)} {
+		if err == nil || !strings.Contains(err.Error(), "SetMaxOpenConns(2)") {
+			t.Errorf("%s on a pool of one connection: %v, want an error that says to allow two", name, err)
+		}
+	}
+	more := []session.Event{{Seq: 11, Time: t0.Add(11), Turn: "t2", Data: &session.TurnStart{Trigger: session.TriggerPrompt}}}
+	if err := st.Append(ctx, id, more...); err != nil {
+		t.Fatalf("Append on a pool of one connection: %v", err)
+	}
+	st.DB().SetMaxOpenConns(2)
+	if got, err := sessiontest.ReadAll(ctx, st, id, 0); err != nil || len(got) != 11 {
+		t.Fatalf("read %d events (%v) with two connections, want 11", len(got), err)
 	}
 }

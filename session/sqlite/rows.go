@@ -3,6 +3,7 @@ package sqlite
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"database/sql/driver"
 	"errors"
 	"fmt"
@@ -156,10 +157,12 @@ func (s *Store) Events(ctx context.Context, id session.ID, afterSeq int64) iter.
 			yield(session.Event{}, err)
 			return
 		}
-		c, err := s.db.Conn(ctx)
-		if err == nil {
-			defer c.Close()
-			err = c.Raw(func(dc any) error { return s.read(ctx, dc, id, afterSeq, yield) })
+		if err = s.readable(); err == nil {
+			var c *sql.Conn
+			if c, err = s.db.Conn(ctx); err == nil {
+				defer c.Close()
+				err = c.Raw(func(dc any) error { return s.read(ctx, dc, id, afterSeq, yield) })
+			}
 		}
 		if err != nil {
 			if !errors.Is(err, session.ErrNotFound) {

@@ -204,8 +204,20 @@ func (s *Store) Path() string { return s.path }
 // DB returns the database, for queries across sessions. Writing to it
 // bypasses the Store's checks. The Store keeps one of its pool's
 // connections for its writes and a read takes another, so a limit set
-// with SetMaxOpenConns must allow two; with one, reads wait for ever.
+// with SetMaxOpenConns must allow two; with one, reads fail.
 func (s *Store) DB() *sql.DB { return s.db }
+
+// errOneConn is the error of a read on a pool limited to the one
+// connection the writer keeps, which it would wait for until Close.
+var errOneConn = errors.New("the database's pool is limited to one connection, which the Store keeps for its writes; allow two with DB().SetMaxOpenConns(2)")
+
+// readable returns errOneConn if a read could never have a connection.
+func (s *Store) readable() error {
+	if s.db.Stats().MaxOpenConnections == 1 {
+		return errOneConn
+	}
+	return nil
+}
 
 func (s *Store) get(id session.ID) (*state, error) {
 	return s.sessions.Get(id, func() *state { return &state{} })

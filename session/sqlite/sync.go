@@ -63,8 +63,11 @@ func (s *Store) Sync(ctx context.Context, id session.ID) error {
 		// Nobody else can delete a session this Store holds.
 		return s.bg.Wait(ctx)
 	}
-	var one int
-	err := s.db.QueryRowContext(ctx, `SELECT 1 FROM sessions WHERE id = ?`, string(id)).Scan(&one)
+	err := s.readable()
+	if err == nil {
+		var one int
+		err = s.db.QueryRowContext(ctx, `SELECT 1 FROM sessions WHERE id = ?`, string(id)).Scan(&one)
+	}
 	if errors.Is(err, sql.ErrNoRows) {
 		return fmt.Errorf("sqlite: session %q: %w", id, session.ErrNotFound)
 	}
