@@ -3,7 +3,6 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"database/sql/driver"
 	"errors"
 	"fmt"
 	"math"
@@ -148,9 +147,9 @@ func (s *Store) repair(ctx context.Context, c conn, id session.ID, last int64) (
 	}
 	var tail []session.Event
 	err = c.Raw(func(dc any) error {
-		q, ok := dc.(driver.QueryerContext)
-		if !ok {
-			return fmt.Errorf("the driver's connection %T cannot run a query", dc)
+		q, err := queryer(dc)
+		if err != nil {
+			return err
 		}
 		var rerr error
 		s.yieldQuery(ctx, q, id, from.Int64-1, math.MaxInt64, func(ev session.Event, err error) bool {

@@ -104,13 +104,8 @@ func (s *Store) eventAgain(ctx context.Context, q driver.QueryerContext, id sess
 // columns reads the time, the header strings and the data of the event
 // of id at seq apart, through q, the driver's connection.
 func columns(ctx context.Context, q driver.QueryerContext, id session.ID, seq int64) (t int64, f [6][]byte, err error) {
-	rows, err := q.QueryContext(ctx, eventQuery, []driver.NamedValue{{Ordinal: 1, Value: string(id)}, {Ordinal: 2, Value: seq}})
-	if err != nil {
-		return 0, f, err
-	}
-	defer rows.Close()
 	var v [7]driver.Value
-	if err := rows.Next(v[:]); err != nil {
+	if err := queryRow(ctx, q, v[:], eventQuery, string(id), seq); err != nil {
 		return 0, f, err
 	}
 	t, ok := v[0].(int64)
@@ -205,10 +200,13 @@ func (s *Store) read(ctx context.Context, dc any, id session.ID, afterSeq int64,
 // beginRead begins a read transaction on dc, the driver's connection,
 // and returns what runs its queries.
 func beginRead(ctx context.Context, dc any) (driver.QueryerContext, driver.Tx, error) {
-	b, ok1 := dc.(driver.ConnBeginTx)
-	q, ok2 := dc.(driver.QueryerContext)
-	if !ok1 || !ok2 {
-		return nil, nil, fmt.Errorf("the driver's connection %T cannot run a read transaction", dc)
+	q, err := queryer(dc)
+	if err != nil {
+		return nil, nil, err
+	}
+	b, ok := dc.(driver.ConnBeginTx)
+	if !ok {
+		return nil, nil, fmt.Errorf("the driver's connection %T cannot begin a transaction", dc)
 	}
 	tx, err := b.BeginTx(ctx, driver.TxOptions{ReadOnly: true})
 	return q, tx, err
@@ -221,19 +219,38 @@ func beginRead(ctx context.Context, dc any) (driver.QueryerContext, driver.Tx, e
 // (13 µs of a 60 µs tail read). It returns an error wrapping
 // session.ErrNotFound if there is no such session.
 func turnEndSeq(ctx context.Context, q driver.QueryerContext, id session.ID) (int64, error) {
-	rows, err := q.QueryContext(ctx, `SELECT last_seq FROM sessions WHERE id = ?`, []driver.NamedValue{{Ordinal: 1, Value: string(id)}})
-	if err != nil {
-		return 0, err
-	}
-	defer rows.Close()
-	var dest [1]driver.Value
-	if err := rows.Next(dest[:]); err == io.EOF {
+	var v [1]driver.Value
+	if err := queryRow(ctx, q, v[:], `SELECT last_seq FROM sessions WHERE id = ?`, string(id)); err == io.EOF {
 		return 0, fmt.Errorf("sqlite: session %q: %w", id, session.ErrNotFound)
 	} else if err != nil {
 		return 0, err
 	}
-	last, _ := dest[0].(int64)
+	last, _ := v[0].(int64)
 	return last, nil
+}
+
+// queryRow runs query with args through q, the driver's connection, and
+// reads its first row into dest: io.EOF if it has none.
+func queryRow(ctx context.Context, q driver.QueryerContext, dest []driver.Value, query string, args ...any) error {
+	named := make([]driver.NamedValue, len(args))
+	for i, a := range args {
+		named[i] = driver.NamedValue{Ordinal: i + 1, Value: a}
+	}
+	rows, err := q.QueryContext(ctx, query, named)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	return rows.Next(dest)
+}
+
+// queryer returns dc, the driver's connection, as what runs queries.
+func queryer(dc any) (driver.QueryerContext, error) {
+	q, ok := dc.(driver.QueryerContext)
+	if !ok {
+		return nil, fmt.Errorf("the driver's connection %T cannot run a query", dc)
+	}
+	return q, nil
 }
 
 // yieldQuery reads the events of id with afterSeq < seq <= to through q,
