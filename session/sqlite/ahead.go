@@ -22,7 +22,7 @@ import (
 // spare) the reader reads in its own transaction, which stays the truth.
 
 // aheadRows is the fewest events a read must have before it is cut in
-// two, counted to the last seq of the session row (see turnEndSeq): a
+// two, counted to the last seq of the session row (see sessionRow): a
 // read within a long turn still open is not cut, which costs only time.
 const aheadRows = 8192
 
@@ -34,9 +34,9 @@ type ahead struct {
 	done    chan struct{}        // closed when the goroutine has ended
 }
 
-// readAhead starts reading the events of id with seq > from, about want
-// of them, on a goroutine of its own.
-func (s *Store) readAhead(ctx context.Context, id session.ID, from, want int64) *ahead {
+// readAhead starts reading the events of id, numbered num, with seq >
+// from, about want of them, on a goroutine of its own.
+func (s *Store) readAhead(ctx context.Context, id session.ID, num, from, want int64) *ahead {
 	ctx, cancel := context.WithCancel(ctx)
 	a := &ahead{
 		// Room for the whole half: the goroutine does not wait for the
@@ -63,19 +63,20 @@ func (s *Store) readAhead(ctx context.Context, id session.ID, from, want int64) 
 			}
 			defer tx.Rollback()
 			close(a.started)
-			a.fetch(ctx, q, id, from)
+			a.fetch(ctx, q, id, num, from)
 			return nil
 		})
 	}()
 	return a
 }
 
-// fetch reads and decodes the events of id with seq > from through q and
+// fetch reads and decodes the events of id, numbered num, with seq > from
+// through q and
 // sends them in batches, until their end, an error or a stop. An error,
 // or a row to read again column by column, ends the half early; the
 // reader reads the rest itself.
-func (a *ahead) fetch(ctx context.Context, q driver.QueryerContext, id session.ID, from int64) {
-	rows, err := queryEvents(ctx, q, id, from, math.MaxInt64)
+func (a *ahead) fetch(ctx context.Context, q driver.QueryerContext, id session.ID, num, from int64) {
+	rows, err := queryEvents(ctx, q, num, from, math.MaxInt64)
 	if err != nil {
 		return
 	}
@@ -124,11 +125,12 @@ func (a *ahead) close() {
 	<-a.done
 }
 
-// yieldAhead yields the events of id with seq > to: those a brought,
-// then whatever it did not, read through q in the reader's transaction.
-func (s *Store) yieldAhead(ctx context.Context, q driver.QueryerContext, id session.ID, a *ahead, to int64, yield func(session.Event, error) bool) {
+// yieldAhead yields the events of id, numbered num, with seq > to: those
+// a brought, then whatever it did not, read through q in the reader's
+// transaction.
+func (s *Store) yieldAhead(ctx context.Context, q driver.QueryerContext, id session.ID, num int64, a *ahead, to int64, yield func(session.Event, error) bool) {
 	if next, ok := a.yield(ctx, to+1, yield); ok {
-		s.yieldQuery(ctx, q, id, next-1, math.MaxInt64, yield)
+		s.yieldQuery(ctx, q, id, num, next-1, math.MaxInt64, yield)
 	}
 }
 

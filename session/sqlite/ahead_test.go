@@ -31,7 +31,8 @@ func TestReadAheadBringsTheHalf(t *testing.T) {
 	if err := st.Append(ctx, id, evs...); err != nil {
 		t.Fatal(err)
 	}
-	a := st.readAhead(ctx, id, from, n-from)
+	num := numOf(t, st, id)
+	a := st.readAhead(ctx, id, num, from, n-from)
 	next, batches := int64(from+1), 0
 	for batch := range a.events {
 		batches++
@@ -49,8 +50,8 @@ func TestReadAheadBringsTheHalf(t *testing.T) {
 	}
 	// Stopped before it reads anything, or partway: close returns once the
 	// goroutine has ended.
-	st.readAhead(ctx, id, 0, n).close()
-	a = st.readAhead(ctx, id, 0, n)
+	st.readAhead(ctx, id, num, 0, n).close()
+	a = st.readAhead(ctx, id, num, 0, n)
 	<-a.events
 	a.close()
 }
@@ -144,6 +145,7 @@ func yieldFake(ctx context.Context, t *testing.T, st *Store, id session.ID, to i
 	}
 	close(a.events)
 	close(a.done)
+	num := numOf(t, st, id)
 	conn, err := st.db.Conn(context.Background())
 	if err != nil {
 		t.Fatal(err)
@@ -155,7 +157,7 @@ func yieldFake(ctx context.Context, t *testing.T, st *Store, id session.ID, to i
 			return err
 		}
 		defer tx.Rollback()
-		st.yieldAhead(ctx, q, id, a, to, func(e session.Event, err error) bool {
+		st.yieldAhead(ctx, q, id, num, a, to, func(e session.Event, err error) bool {
 			if err != nil {
 				yerr = err
 				return false
@@ -192,4 +194,15 @@ func newSession(t *testing.T) (*Store, session.ID) {
 		t.Fatal(err)
 	}
 	return st, id
+}
+
+// numOf returns the number of session id in st, the high bits of its
+// events' keys.
+func numOf(t *testing.T, st *Store, id session.ID) int64 {
+	t.Helper()
+	var num int64
+	if err := st.db.QueryRow(`SELECT num FROM sessions WHERE id = ?`, string(id)).Scan(&num); err != nil {
+		t.Fatal(err)
+	}
+	return num
 }

@@ -10,13 +10,14 @@ import (
 	"github.com/reinhq/rein/session"
 )
 
-// insert writes events after last, checking seqs, and updates the
-// session row, in the write transaction in progress.
-func (s *Store) insert(ctx context.Context, id session.ID, last int64, events []session.Event) error {
+// insert writes events after last to session id, numbered num,
+// checking seqs, and updates the session row, in the write transaction
+// in progress.
+func (s *Store) insert(ctx context.Context, id session.ID, num, last int64, events []session.Event) error {
 	if err := session.CheckAppend(id, last, events); err != nil {
 		return fmt.Errorf("sqlite: %w", err)
 	}
-	return s.record(ctx, id, events, true)
+	return s.record(ctx, id, num, events, true)
 }
 
 // Append writes events to session id in one transaction. The first event's
@@ -72,7 +73,7 @@ func (s *Store) commitBatch(ctx context.Context, id session.ID, st *state, event
 	if err := session.CheckAppend(id, st.lastSeq, events); err != nil {
 		return fmt.Errorf("sqlite: %w", err)
 	}
-	return s.commit(ctx, sync, async, func() error { return s.appendTx(ctx, id, events) })
+	return s.commit(ctx, sync, async, func() error { return s.appendTx(ctx, id, st.num, events) })
 }
 
 // openAppend is the first append of a session in this Store: one
@@ -81,20 +82,25 @@ func (s *Store) commitBatch(ctx context.Context, id session.ID, st *state, event
 // while appending left the lock, it writes nothing and returns
 // errRepair, for check to repair first.
 func (s *Store) openAppend(ctx context.Context, id session.ID, st *state, events []session.Event, sync, async bool) error {
+	var num int64
 	err := s.commit(ctx, sync, async, func() error {
 		return s.inTx(ctx, func() error {
-			last, _, err := s.openTx(ctx, s.w, id, true, false)
+			var (
+				last int64
+				err  error
+			)
+			num, last, _, err = s.openTx(ctx, s.w, id, true, false)
 			if err != nil {
 				return err
 			}
 			if err := session.CheckAppend(id, last, events); err != nil {
 				return fmt.Errorf("sqlite: %w", err)
 			}
-			return s.record(ctx, id, events, endsTurn(events))
+			return s.record(ctx, id, num, events, endsTurn(events))
 		})
 	})
 	if err == nil {
-		st.checked, st.held = true, true
+		st.checked, st.held, st.num = true, true, num
 	}
 	return err
 }

@@ -12,12 +12,23 @@ import (
 	"github.com/reinhq/rein/session"
 )
 
+// An event's key is its session's number above the low seqBits bits and
+// its seq in them (the schema's version 2), so a session holds seqs up to
+// maxSeq. The queries spell the shift out as 32.
+const (
+	seqBits = 32
+	maxSeq  = 1<<seqBits - 1
+)
+
+// eventKey is the key of the event at seq of the session numbered num.
+func eventKey(num, seq int64) int64 { return num<<seqBits | seq }
+
 // maxRows is the most events one insert statement writes; a larger batch
 // takes several. A step's batches hold one to a few events.
 const maxRows = 8
 
 // eventCols is the number of columns an inserted event binds.
-const eventCols = 9
+const eventCols = 8
 
 // The session row's last_seq and updated are set by a batch that ends a
 // turn (and by a repair), not by the batches within one: an update is
@@ -25,8 +36,10 @@ const eventCols = 9
 // of the commit. The events are the truth; readers take the newest one's
 // seq and time, which the row holds only when no event is newer.
 const (
-	newestSeq  = `COALESCE((SELECT seq FROM events WHERE session = sessions.id ORDER BY seq DESC LIMIT 1), last_seq)`
-	newestTime = `COALESCE((SELECT time FROM events WHERE session = sessions.id ORDER BY seq DESC LIMIT 1), updated)`
+	newestSeq  = `COALESCE((SELECT seq FROM events WHERE ` + ownKeys + ` ORDER BY key DESC LIMIT 1), last_seq)`
+	newestTime = `COALESCE((SELECT time FROM events WHERE ` + ownKeys + ` ORDER BY key DESC LIMIT 1), updated)`
+	// ownKeys picks the events of the session row in the query.
+	ownKeys = `key > sessions.num << 32 AND key < (sessions.num + 1) << 32`
 )
 
 // endsTurn reports whether events hold a turn.end.
@@ -39,30 +52,32 @@ func endsTurn(events []session.Event) bool {
 	return false
 }
 
-// appendTx commits events, which append has checked to follow the
-// session's last seq, in one transaction run by statements prepared once
+// appendTx commits events to session id, numbered num, which append
+// has checked to follow the session's last seq, in one transaction run by statements prepared once
 // on the write connection: one insert of all the batch's rows (up to
 // maxRows a statement), and the session row's update at a turn's end; a
 // batch that one insert holds and that updates no row is that insert
 // alone, a transaction of its own, and needs no BEGIN and COMMIT. No
 // statement runs per event. s.wmu is held.
-func (s *Store) appendTx(ctx context.Context, id session.ID, events []session.Event) error {
+func (s *Store) appendTx(ctx context.Context, id session.ID, num int64, events []session.Event) error {
 	row := endsTurn(events)
 	if !row && len(events) <= maxRows {
-		return s.record(ctx, id, events, false)
+		return s.record(ctx, id, num, events, false)
 	}
-	return s.inTx(ctx, func() error { return s.record(ctx, id, events, row) })
+	return s.inTx(ctx, func() error { return s.record(ctx, id, num, events, row) })
 }
 
-// record inserts events, maxRows a statement, binding their values into
+// record inserts events of session id, numbered num, maxRows a statement, binding their values into
 // the Store's reused argument slice and their data into its reused
 // buffer, and, if row, sets the session row's last seq and time, all
 // through the write connection's prepared statements. The inserts run
 // on the driver's statements, without database/sql's conversion and copy
 // of every argument. s.wmu is held.
-func (s *Store) record(ctx context.Context, id session.ID, events []session.Event, row bool) error {
+func (s *Store) record(ctx context.Context, id session.ID, num int64, events []session.Event, row bool) error {
 	lastEv := &events[len(events)-1]
-	sid := any(string(id)) // boxed once for every row
+	if lastEv.Seq > maxSeq {
+		return fmt.Errorf("sqlite: append to %q: seq %d is past the last a session can hold, %d; start a new session", id, lastEv.Seq, int64(maxSeq))
+	}
 	for len(events) > 0 {
 		n := min(len(events), maxRows)
 		stmt, err := s.insertStmt(ctx, n)
@@ -83,7 +98,7 @@ func (s *Store) record(ctx context.Context, id session.ID, events []session.Even
 		args, start := s.args[:0], 0
 		for i := range events[:n] {
 			e := &events[i]
-			for _, v := range [eventCols]any{sid, e.Seq, e.Time.UnixNano(), e.Data.EventType(),
+			for _, v := range [eventCols]any{eventKey(num, e.Seq), e.Time.UnixNano(), e.Data.EventType(),
 				string(e.Turn), string(e.Run), string(e.ParentRun), e.Agent, buf[start:ends[i]:ends[i]]} {
 				args = append(args, driver.NamedValue{Ordinal: len(args) + 1, Value: v})
 			}
@@ -106,7 +121,7 @@ func (s *Store) record(ctx context.Context, id session.ID, events []session.Even
 	if !row {
 		return nil
 	}
-	_, err := s.updSes.ExecContext(ctx, lastEv.Seq, lastEv.Time.UnixNano(), string(id))
+	_, err := s.updSes.ExecContext(ctx, lastEv.Seq, lastEv.Time.UnixNano(), num)
 	return err
 }
 
@@ -117,7 +132,7 @@ func (s *Store) insertStmt(ctx context.Context, n int) (driver.StmtExecContext, 
 		return st, nil
 	}
 	var q strings.Builder
-	q.WriteString(`INSERT INTO events (session, seq, time, type, turn, run, parent_run, agent, data) VALUES `)
+	q.WriteString(`INSERT INTO events (key, time, type, turn, run, parent_run, agent, data) VALUES `)
 	for i := range n {
 		if i > 0 {
 			q.WriteString(", ")

@@ -21,12 +21,12 @@ func (s *Store) check(ctx context.Context, id session.ID, st *state, hold bool) 
 		return nil
 	}
 	var (
-		last     int64
-		repaired []session.Event
+		num, last int64
+		repaired  []session.Event
 	)
 	err := s.write(ctx, true, true, func(c conn) error {
 		var err error
-		last, repaired, err = s.openTx(ctx, c, id, hold, true)
+		num, last, repaired, err = s.openTx(ctx, c, id, hold, true)
 		return err
 	})
 	if errors.Is(err, errSkip) {
@@ -45,35 +45,36 @@ func (s *Store) check(ctx context.Context, id session.ID, st *state, hold bool) 
 			return err
 		}
 	}
-	st.checked, st.held, st.lastSeq = true, hold, last
+	st.checked, st.held, st.num, st.lastSeq = true, hold, num, last
 	return nil
 }
 
 // openTx is check's work in the write transaction in progress: it
-// returns the session's last seq and the events of its repair. A lock
+// returns the session's number, its last seq and the events of its
+// repair. A lock
 // that a live Store holds is an error wrapping session.ErrLocked if
 // hold, and errSkip if not. A lock that a process which died while
 // appending left is repaired if repair is set, and errRepair if not.
-func (s *Store) openTx(ctx context.Context, c conn, id session.ID, hold, repair bool) (last int64, repaired []session.Event, err error) {
-	last, h, err := s.opening(ctx, id)
+func (s *Store) openTx(ctx context.Context, c conn, id session.ID, hold, repair bool) (num, last int64, repaired []session.Event, err error) {
+	num, last, h, err := s.opening(ctx, id)
 	if err != nil {
-		return 0, nil, err
+		return 0, 0, nil, err
 	}
 	if s.liveElsewhere(h) {
 		if hold {
-			return 0, nil, fmt.Errorf("sqlite: session %q is held by %s; wait for it to finish or stop it: %w", id, h, session.ErrLocked)
+			return 0, 0, nil, fmt.Errorf("sqlite: session %q is held by %s; wait for it to finish or stop it: %w", id, h, session.ErrLocked)
 		}
-		return 0, nil, errSkip
+		return 0, 0, nil, errSkip
 	}
 	// A lock row left by another Store means its process died while
 	// appending (a clean Close deletes it): close what it left open.
 	// Without one, an open turn is one its writer meant to continue.
 	if h.Owner != "" && h.Owner != s.owner {
 		if !repair {
-			return 0, nil, errRepair
+			return 0, 0, nil, errRepair
 		}
-		if repaired, err = s.repair(ctx, c, id, last); err != nil {
-			return 0, nil, err
+		if repaired, err = s.repair(ctx, c, id, num, last); err != nil {
+			return 0, 0, nil, err
 		}
 		if len(repaired) > 0 {
 			last = repaired[len(repaired)-1].Seq
@@ -82,38 +83,39 @@ func (s *Store) openTx(ctx context.Context, c conn, id session.ID, hold, repair 
 		}
 		if !hold {
 			if _, err := c.ExecContext(ctx, `DELETE FROM locks WHERE session = ?`, string(id)); err != nil {
-				return 0, nil, err
+				return 0, 0, nil, err
 			}
 		}
 	}
 	if hold {
 		if _, err := s.lockSes.ExecContext(ctx, string(id), s.owner, s.pid, s.host, s.start, s.now().UnixNano()); err != nil {
-			return 0, nil, err
+			return 0, 0, nil, err
 		}
 	}
-	return last, repaired, nil
+	return num, last, repaired, nil
 }
 
 // errSkip says that a check without the lock found it held elsewhere,
 // and errRepair that an open which was not to repair found something to.
 var errSkip, errRepair = errors.New("skip"), errors.New("repair needed")
 
-// openingQuery reads a session's last seq and its lock row, if any.
-const openingQuery = `SELECT ` + newestSeq + `, coalesce(locks.owner, ''), coalesce(locks.pid, 0),
+// openingQuery reads a session's number, its last seq and its lock row,
+// if any.
+const openingQuery = `SELECT num, ` + newestSeq + `, coalesce(locks.owner, ''), coalesce(locks.pid, 0),
 	coalesce(locks.host, ''), coalesce(locks.started, 0), coalesce(locks.since, 0)
 	FROM sessions LEFT JOIN locks ON locks.session = sessions.id WHERE sessions.id = ?`
 
-// opening reads session id's last seq and the holder of its lock, whose
-// Owner is empty if nobody holds it, in the write transaction in
-// progress.
-func (s *Store) opening(ctx context.Context, id session.ID) (last int64, h holder, err error) {
+// opening reads session id's number, its last seq and the holder of its
+// lock, whose Owner is empty if nobody holds it, in the write
+// transaction in progress.
+func (s *Store) opening(ctx context.Context, id session.ID) (num, last int64, h holder, err error) {
 	var since int64
-	err = s.openSes.QueryRowContext(ctx, string(id)).Scan(&last, &h.Owner, &h.PID, &h.Host, &h.Started, &since)
+	err = s.openSes.QueryRowContext(ctx, string(id)).Scan(&num, &last, &h.Owner, &h.PID, &h.Host, &h.Started, &since)
 	if errors.Is(err, sql.ErrNoRows) {
-		return 0, h, fmt.Errorf("sqlite: session %q: %w", id, session.ErrNotFound)
+		return 0, 0, h, fmt.Errorf("sqlite: session %q: %w", id, session.ErrNotFound)
 	}
 	h.Since = time.Unix(0, since)
-	return last, h, err
+	return num, last, h, err
 }
 
 // liveElsewhere reports whether h, the holder of a lock (none if its
@@ -129,9 +131,10 @@ func (s *Store) liveElsewhere(h holder) bool {
 	return alive(h, s.host)
 }
 
-// repair closes the turns left open at the end of id's log; last is the
-// session's last seq. It returns the events it appended.
-func (s *Store) repair(ctx context.Context, c conn, id session.ID, last int64) ([]session.Event, error) {
+// repair closes the turns left open at the end of id's log; num is the
+// session's number and last its last seq. It returns the events it
+// appended.
+func (s *Store) repair(ctx context.Context, c conn, id session.ID, num, last int64) ([]session.Event, error) {
 	// A lane (a child run's own, or the session's top level) is open when
 	// its newest turn boundary is a start; the tail to repair begins at
 	// the oldest such start.
@@ -139,9 +142,9 @@ func (s *Store) repair(ctx context.Context, c conn, id session.ID, last int64) (
 	err := c.QueryRowContext(ctx, `SELECT min(opened) FROM (
 		SELECT max(CASE WHEN type = 'turn.start' THEN seq END) AS opened,
 			max(CASE WHEN type = 'turn.end' THEN seq END) AS closed
-		FROM events WHERE session = ? AND type IN ('turn.start', 'turn.end')
+		FROM events WHERE key > ? AND key < ? AND type IN ('turn.start', 'turn.end')
 		GROUP BY CASE WHEN parent_run != '' THEN run ELSE '' END)
-		WHERE opened > coalesce(closed, 0)`, string(id)).Scan(&from)
+		WHERE opened > coalesce(closed, 0)`, eventKey(num, 0), eventKey(num+1, 0)).Scan(&from)
 	if err != nil || !from.Valid {
 		return nil, err
 	}
@@ -152,7 +155,7 @@ func (s *Store) repair(ctx context.Context, c conn, id session.ID, last int64) (
 			return err
 		}
 		var rerr error
-		s.yieldQuery(ctx, q, id, from.Int64-1, math.MaxInt64, func(ev session.Event, err error) bool {
+		s.yieldQuery(ctx, q, id, num, from.Int64-1, math.MaxInt64, func(ev session.Event, err error) bool {
 			if err != nil {
 				rerr = err
 				return false
@@ -172,7 +175,7 @@ func (s *Store) repair(ctx context.Context, c conn, id session.ID, last int64) (
 	for i := range fix {
 		fix[i].Session = id
 	}
-	if err := s.insert(ctx, id, last, fix); err != nil {
+	if err := s.insert(ctx, id, num, last, fix); err != nil {
 		return nil, err
 	}
 	return fix, nil

@@ -17,13 +17,19 @@
 // database file into memory (PRAGMA mmap_size), which spares a system call
 // for each page a long read takes from the file. Its STRICT tables are
 //
-//	sessions(id, created, updated, last_seq, workdir, parent, meta)
-//	events(session, seq, time, type, turn, run, parent_run, agent, data)  -- WITHOUT ROWID, key (session, seq)
+//	sessions(num, id, created, updated, last_seq, workdir, parent, meta)
+//	events(key, seq, time, type, turn, run, parent_run, agent, data)
 //	locks(session, owner, pid, host, started, since)
 //
 // with times in Unix nanoseconds, meta a JSON object and data the
-// event's "data" JSON. A partial index on turn.start and turn.end rows
-// finds a turn left open without reading the log. The schema version is
+// event's "data" JSON. An event's key is its session's num in the high
+// bits and its seq in the low 32 (seq is computed from it): a session's
+// events are one range of the table's integer key, and the newest
+// session's appends go at its end, where a full leaf is followed by a new
+// one rather than shared out with its neighbours, so an append writes one
+// page. A session holds up to 4,294,967,295 events. A partial index on
+// turn.start and turn.end rows finds a turn left open without reading
+// the log. The schema version is
 // PRAGMA user_version; Open migrates an older database forward in one
 // transaction and refuses a newer one with an error wrapping
 // session.ErrUnsupported.

@@ -26,27 +26,28 @@ import (
 const (
 	eventsFrom = `SELECT seq, time, CAST(type || char(31) || turn || char(31) || run || char(31) ||
 	parent_run || char(31) || agent || char(31) || data AS BLOB)
-	FROM events WHERE session = ? AND seq > ?`
-	eventsQuery = eventsFrom + ` ORDER BY seq`
+	FROM events WHERE key > ? AND key < ?`
+	eventsQuery = eventsFrom + ` ORDER BY key`
 	// eventsToQuery bounds the read, for the first half of a long one;
 	// the bound costs every other read a little.
-	eventsToQuery = eventsFrom + ` AND seq <= ? ORDER BY seq`
+	eventsToQuery = eventsFrom + ` AND key <= ? ORDER BY key`
 )
 
 // queryEvents starts a read through q, the driver's connection, of the
-// events of id with afterSeq < seq <= to (no bound when to is
-// math.MaxInt64).
-func queryEvents(ctx context.Context, q driver.QueryerContext, id session.ID, afterSeq, to int64) (driver.Rows, error) {
-	args := []driver.NamedValue{{Ordinal: 1, Value: string(id)}, {Ordinal: 2, Value: afterSeq}}
+// events of the session numbered num with afterSeq < seq <= to (no bound
+// when to is math.MaxInt64).
+func queryEvents(ctx context.Context, q driver.QueryerContext, num, afterSeq, to int64) (driver.Rows, error) {
+	afterSeq = min(max(afterSeq, 0), maxSeq) // within the session's keys
+	args := []driver.NamedValue{{Ordinal: 1, Value: eventKey(num, afterSeq)}, {Ordinal: 2, Value: eventKey(num+1, 0)}}
 	if to == math.MaxInt64 {
 		return q.QueryContext(ctx, eventsQuery, args)
 	}
-	return q.QueryContext(ctx, eventsToQuery, append(args, driver.NamedValue{Ordinal: 3, Value: to}))
+	return q.QueryContext(ctx, eventsToQuery, append(args, driver.NamedValue{Ordinal: 3, Value: eventKey(num, min(to, maxSeq))}))
 }
 
 // eventQuery reads the time, the header strings and the data of one
 // event apart.
-const eventQuery = `SELECT time, type, turn, run, parent_run, agent, data FROM events WHERE session = ? AND seq = ?`
+const eventQuery = `SELECT time, type, turn, run, parent_run, agent, data FROM events WHERE key = ?`
 
 // yieldRows decodes rows, a read of eventsQuery for session id, and
 // yields their events in order, up to a row whose blob cannot be cut,
@@ -90,10 +91,11 @@ func (s *Store) yieldRows(id session.ID, rows eventRows, yield func(session.Even
 	return uncut, err == nil && !stopped
 }
 
-// eventAgain reads the event of id at seq column by column, through q,
-// the driver's connection: its blob could not be cut for sure.
-func (s *Store) eventAgain(ctx context.Context, q driver.QueryerContext, id session.ID, seq int64) (session.Event, error) {
-	t, f, err := columns(ctx, q, id, seq)
+// eventAgain reads the event of id, numbered num, at seq column by
+// column, through q, the driver's connection: its blob could not be cut
+// for sure.
+func (s *Store) eventAgain(ctx context.Context, q driver.QueryerContext, id session.ID, num, seq int64) (session.Event, error) {
+	t, f, err := columns(ctx, q, num, seq)
 	if err != nil {
 		return session.Event{}, fmt.Errorf("sqlite: read session %q seq %d: %w", id, seq, err)
 	}
@@ -102,10 +104,11 @@ func (s *Store) eventAgain(ctx context.Context, q driver.QueryerContext, id sess
 }
 
 // columns reads the time, the header strings and the data of the event
-// of id at seq apart, through q, the driver's connection.
-func columns(ctx context.Context, q driver.QueryerContext, id session.ID, seq int64) (t int64, f [6][]byte, err error) {
+// at seq of the session numbered num apart, through q, the driver's
+// connection.
+func columns(ctx context.Context, q driver.QueryerContext, num, seq int64) (t int64, f [6][]byte, err error) {
 	var v [7]driver.Value
-	if err := queryRow(ctx, q, v[:], eventQuery, string(id), seq); err != nil {
+	if err := queryRow(ctx, q, v[:], eventQuery, eventKey(num, seq)); err != nil {
 		return 0, f, err
 	}
 	t, ok := v[0].(int64)
@@ -180,7 +183,7 @@ func (s *Store) read(ctx context.Context, dc any, id session.ID, afterSeq int64,
 		return err
 	}
 	defer tx.Rollback()
-	last, err := turnEndSeq(ctx, q, id)
+	num, last, err := sessionRow(ctx, q, id)
 	if err != nil {
 		return err
 	}
@@ -188,11 +191,11 @@ func (s *Store) read(ctx context.Context, dc any, id session.ID, afterSeq int64,
 	var a *ahead
 	if last-afterSeq >= aheadRows && runtime.GOMAXPROCS(0) > 1 {
 		to = afterSeq + (last-afterSeq)/2
-		a = s.readAhead(ctx, id, to, last-to)
+		a = s.readAhead(ctx, id, num, to, last-to)
 		defer a.close()
 	}
-	if s.yieldQuery(ctx, q, id, afterSeq, to, yield) && a != nil {
-		s.yieldAhead(ctx, q, id, a, to, yield)
+	if s.yieldQuery(ctx, q, id, num, afterSeq, to, yield) && a != nil {
+		s.yieldAhead(ctx, q, id, num, a, to, yield)
 	}
 	return nil
 }
@@ -212,21 +215,26 @@ func beginRead(ctx context.Context, dc any) (driver.QueryerContext, driver.Tx, e
 	return q, tx, err
 }
 
-// turnEndSeq returns the last seq the session row of id holds, as of
-// its last turn's end (see newestSeq): a lower bound of its last
-// event's, enough to tell a long read. The newest event's seq would cost
-// every read, a follower's tail included, a subquery compiled each time
-// (13 µs of a 60 µs tail read). It returns an error wrapping
-// session.ErrNotFound if there is no such session.
-func turnEndSeq(ctx context.Context, q driver.QueryerContext, id session.ID) (int64, error) {
-	var v [1]driver.Value
-	if err := queryRow(ctx, q, v[:], `SELECT last_seq FROM sessions WHERE id = ?`, string(id)); err == io.EOF {
-		return 0, fmt.Errorf("sqlite: session %q: %w", id, session.ErrNotFound)
+// sessionRow returns the number of session id, which its events' keys
+// hold, and the last seq its row holds, as of its last turn's end (see
+// newestSeq): a lower bound of its last event's, enough to tell a long
+// read. The newest event's seq would cost every read, a follower's tail
+// included, a subquery compiled each time (13 µs of a 60 µs tail read).
+// It returns an error wrapping session.ErrNotFound if there is no such
+// session.
+func sessionRow(ctx context.Context, q driver.QueryerContext, id session.ID) (num, last int64, err error) {
+	var v [2]driver.Value
+	if err := queryRow(ctx, q, v[:], `SELECT num, last_seq FROM sessions WHERE id = ?`, string(id)); err == io.EOF {
+		return 0, 0, fmt.Errorf("sqlite: session %q: %w", id, session.ErrNotFound)
 	} else if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
-	last, _ := v[0].(int64)
-	return last, nil
+	num, ok1 := v[0].(int64)
+	last, ok2 := v[1].(int64)
+	if !ok1 || !ok2 {
+		return 0, 0, fmt.Errorf("sqlite: session %q: a row of unexpected types %T, %T", id, v[0], v[1])
+	}
+	return num, last, nil
 }
 
 // queryRow runs query with args through q, the driver's connection, and
@@ -253,15 +261,16 @@ func queryer(dc any) (driver.QueryerContext, error) {
 	return q, nil
 }
 
-// yieldQuery reads the events of id with afterSeq < seq <= to through q,
+// yieldQuery reads the events of id, numbered num, with afterSeq < seq <=
+// to through q,
 // the driver's connection, and yields them, errors included. A row whose
 // blob cannot be cut ends the statement; it is read again on the same
 // connection, free once the statement's rows are closed (a long read
 // steps them on a goroutine), and the read goes on after it. It reports
 // whether it yielded every one (see yieldRows).
-func (s *Store) yieldQuery(ctx context.Context, q driver.QueryerContext, id session.ID, afterSeq, to int64, yield func(session.Event, error) bool) bool {
+func (s *Store) yieldQuery(ctx context.Context, q driver.QueryerContext, id session.ID, num, afterSeq, to int64, yield func(session.Event, error) bool) bool {
 	for {
-		rows, err := queryEvents(ctx, q, id, afterSeq, to)
+		rows, err := queryEvents(ctx, q, num, afterSeq, to)
 		if err != nil {
 			yield(session.Event{}, fmt.Errorf("sqlite: read session %q: %w", id, err))
 			return false
@@ -271,7 +280,7 @@ func (s *Store) yieldQuery(ctx context.Context, q driver.QueryerContext, id sess
 		if !ok || uncut == 0 {
 			return ok
 		}
-		ev, err := s.eventAgain(ctx, q, id, uncut)
+		ev, err := s.eventAgain(ctx, q, id, num, uncut)
 		if !yield(ev, err) || err != nil {
 			return false
 		}

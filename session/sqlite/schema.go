@@ -50,10 +50,72 @@ CREATE TABLE locks (
 	since   INTEGER NOT NULL  -- unix nanoseconds
 ) STRICT;
 `,
+	// 2: an event's key is one integer, its session's number above the
+	// low 32 bits and its seq in them. A session's events are still one
+	// range of the key, in order, and the newest session's events go at
+	// the end of the table's B-tree, where SQLite starts a new leaf when
+	// the last is full; in an index B-tree (a WITHOUT ROWID table is one)
+	// it shares out the last three leaves instead, so that an append
+	// often wrote four pages rather than one. The old tables are renamed
+	// first, which points the other tables' references at them, and
+	// dropped last.
+	`
+ALTER TABLE sessions RENAME TO sessions_1;
+ALTER TABLE events RENAME TO events_1;
+ALTER TABLE locks RENAME TO locks_1;
+DROP INDEX events_turns;
+
+CREATE TABLE sessions (
+	num      INTEGER PRIMARY KEY CHECK (num BETWEEN 1 AND 2147483647), -- the high bits of its events' keys
+	id       TEXT NOT NULL UNIQUE,
+	created  INTEGER NOT NULL, -- unix nanoseconds
+	updated  INTEGER NOT NULL, -- time of the last event, unix nanoseconds
+	last_seq INTEGER NOT NULL DEFAULT 0,
+	workdir  TEXT NOT NULL DEFAULT '',
+	parent   TEXT NOT NULL DEFAULT '',
+	meta     TEXT NOT NULL DEFAULT '{}' CHECK (json_valid(meta))
+) STRICT;
+
+CREATE TABLE events (
+	key        INTEGER PRIMARY KEY, -- the session's num << 32 | seq
+	seq        INTEGER NOT NULL AS (key & 0xFFFFFFFF) VIRTUAL,
+	time       INTEGER NOT NULL, -- unix nanoseconds
+	type       TEXT NOT NULL,
+	turn       TEXT NOT NULL DEFAULT '',
+	run        TEXT NOT NULL DEFAULT '',
+	parent_run TEXT NOT NULL DEFAULT '',
+	agent      TEXT NOT NULL DEFAULT '',
+	data       BLOB NOT NULL -- the event's "data" JSON
+) STRICT;
+
+-- Turn boundaries, to find a turn left open without reading the log.
+CREATE INDEX events_turns ON events (key, type, run, parent_run)
+	WHERE type IN ('turn.start', 'turn.end');
+
+CREATE TABLE locks (
+	session TEXT PRIMARY KEY REFERENCES sessions(id) ON DELETE CASCADE,
+	owner   TEXT NOT NULL,    -- random token of the holding Store
+	pid     INTEGER NOT NULL,
+	host    TEXT NOT NULL,
+	started INTEGER NOT NULL, -- the holder's process start time, 0 if unknown
+	since   INTEGER NOT NULL  -- unix nanoseconds
+) STRICT;
+
+INSERT INTO sessions (id, created, updated, last_seq, workdir, parent, meta)
+	SELECT id, created, updated, last_seq, workdir, parent, meta FROM sessions_1 ORDER BY created, id;
+INSERT INTO events (key, time, type, turn, run, parent_run, agent, data)
+	SELECT sessions.num << 32 | e.seq, e.time, e.type, e.turn, e.run, e.parent_run, e.agent, e.data
+	FROM events_1 AS e JOIN sessions ON sessions.id = e.session ORDER BY sessions.num, e.seq;
+INSERT INTO locks SELECT * FROM locks_1;
+
+DROP TABLE locks_1;
+DROP TABLE events_1;
+DROP TABLE sessions_1;
+`,
 }
 
 // SchemaVersion is the database schema version this package writes.
-const SchemaVersion = 1
+const SchemaVersion = 2
 
 // migrate brings db's schema up to SchemaVersion.
 func migrate(ctx context.Context, conn *sql.Conn, path string) error {

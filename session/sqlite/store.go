@@ -92,8 +92,9 @@ type Store struct {
 // state is what the Store knows of a session it has opened.
 type state struct {
 	mu      sync.Mutex
-	checked bool // checked for an open tail turn in this Store
-	held    bool // this Store holds the session's append lock
+	checked bool  // checked for an open tail turn in this Store
+	held    bool  // this Store holds the session's append lock
+	num     int64 // the session's number, the high bits of its events' keys; set once checked
 	lastSeq int64
 }
 
@@ -176,7 +177,7 @@ func (s *Store) prepare(ctx context.Context) error {
 		{&s.insSes, `INSERT INTO sessions (id, created, updated, workdir, parent, meta) VALUES (?, ?, ?, ?, ?, ?)`},
 		{&s.openSes, openingQuery},
 		{&s.lockSes, `INSERT OR REPLACE INTO locks (session, owner, pid, host, started, since) VALUES (?, ?, ?, ?, ?, ?)`},
-		{&s.updSes, `UPDATE sessions SET last_seq = ?, updated = ? WHERE id = ?`},
+		{&s.updSes, `UPDATE sessions SET last_seq = ?, updated = ? WHERE num = ?`},
 	} {
 		st, err := s.w.PrepareContext(ctx, p.q)
 		if err != nil {
@@ -357,14 +358,17 @@ func (s *Store) Delete(ctx context.Context, id session.ID) error {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	err = s.write(ctx, true, false, func(c conn) error {
-		_, h, err := s.opening(ctx, id)
+		num, _, h, err := s.opening(ctx, id)
 		if err != nil {
 			return err
 		}
 		if s.liveElsewhere(h) {
 			return fmt.Errorf("sqlite: delete %q: held by %s; wait for it to finish or stop it: %w", id, h, session.ErrLocked)
 		}
-		_, err = c.ExecContext(ctx, `DELETE FROM sessions WHERE id = ?`, string(id))
+		if _, err = c.ExecContext(ctx, `DELETE FROM events WHERE key > ? AND key < ?`, eventKey(num, 0), eventKey(num+1, 0)); err != nil {
+			return err
+		}
+		_, err = c.ExecContext(ctx, `DELETE FROM sessions WHERE num = ?`, num)
 		return err
 	})
 	if err != nil {
