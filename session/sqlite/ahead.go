@@ -19,7 +19,8 @@ import (
 // every event the reader's does, and perhaps newer ones: events are only
 // ever appended. What it does not bring (the session deleted in between,
 // a failed read, a row to read again column by column, no connection to
-// spare) the reader reads in its own transaction, which stays the truth.
+// spare, the session's number taken by another) the reader reads in its
+// own transaction, which stays the truth.
 
 // aheadRows is the fewest events a read must have before it is cut in
 // two, counted to the last seq of the session row (see sessionRow): a
@@ -62,6 +63,11 @@ func (s *Store) readAhead(ctx context.Context, id session.ID, num, from, want in
 				return err
 			}
 			defer tx.Rollback()
+			// A session deleted since the reader began may have left its
+			// number to another.
+			if n, _, err := sessionRow(ctx, q, id); err != nil || n != num {
+				return err
+			}
 			close(a.started)
 			a.fetch(ctx, q, id, num, from)
 			return nil

@@ -48,6 +48,18 @@ func TestReadAheadBringsTheHalf(t *testing.T) {
 	if next != 700 || batches < (700-from)/batchRows {
 		t.Errorf("read ahead to seq %d in %d batches, want to 699 in %d or more", next-1, batches, (700-from)/batchRows)
 	}
+	// A number that is no longer the session's brings nothing: the
+	// session was deleted and its number taken by another.
+	a = st.readAhead(ctx, id, num+1, from, n-from)
+	<-a.done
+	select {
+	case <-a.started:
+		t.Error("a read ahead under another session's number began")
+	default:
+	}
+	if _, ok := <-a.events; ok {
+		t.Error("a read ahead under another session's number brought events")
+	}
 	// Stopped before it reads anything, or partway: close returns once the
 	// goroutine has ended.
 	st.readAhead(ctx, id, num, 0, n).close()
