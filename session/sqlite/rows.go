@@ -24,7 +24,7 @@ import (
 // JSON holds no raw 0x1F, so when the data part of a row does, a header
 // string held one, and the row is read again by eventQuery.
 const (
-	eventsFrom = `SELECT seq, time, CAST(type || char(31) || turn || char(31) || run || char(31) ||
+	eventsFrom = `SELECT key, time, CAST(type || char(31) || turn || char(31) || run || char(31) ||
 	parent_run || char(31) || agent || char(31) || data AS BLOB)
 	FROM events WHERE key > ? AND key < ?`
 	eventsQuery = eventsFrom + ` ORDER BY key`

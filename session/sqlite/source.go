@@ -40,14 +40,14 @@ func (r *driverRows) next() (int64, int64, []byte, bool) {
 		}
 		return 0, 0, nil, false
 	}
-	seq, ok1 := r.dest[0].(int64)
+	key, ok1 := r.dest[0].(int64)
 	t, ok2 := r.dest[1].(int64)
 	row, ok3 := r.dest[2].([]byte)
 	if !ok1 || !ok2 || !ok3 {
 		r.e = fmt.Errorf("a row of unexpected types %T, %T, %T", r.dest[0], r.dest[1], r.dest[2])
 		return 0, 0, nil, false
 	}
-	return seq, t, row, true
+	return key & maxSeq, t, row, true
 }
 
 func (r *driverRows) err() error { return r.e }
