@@ -99,7 +99,7 @@ CREATE TABLE locks (
 	host    TEXT NOT NULL,
 	started INTEGER NOT NULL, -- the holder's process start time, 0 if unknown
 	since   INTEGER NOT NULL  -- unix nanoseconds
-) STRICT;
+) STRICT, WITHOUT ROWID; -- one B-tree, not a table and the index of its key
 
 INSERT INTO sessions (id, created, updated, last_seq, workdir, parent, meta)
 	SELECT id, created, updated, last_seq, workdir, parent, meta FROM sessions_1 ORDER BY created, id;
