@@ -77,10 +77,9 @@ func (s *Store) readAhead(ctx context.Context, id session.ID, num, from, want in
 }
 
 // fetch reads and decodes the events of id, numbered num, with seq > from
-// through q and
-// sends them in batches, until their end, an error or a stop. An error,
-// or a row to read again column by column, ends the half early; the
-// reader reads the rest itself.
+// through q and sends them in batches, until their end, an error or a
+// stop. An error, or a row to read again column by column, ends the half
+// early; the reader reads the rest itself.
 func (a *ahead) fetch(ctx context.Context, q driver.QueryerContext, id session.ID, num, from int64) {
 	rows, err := queryEvents(ctx, q, num, from, math.MaxInt64)
 	if err != nil {

@@ -23,6 +23,10 @@ const (
 // eventKey is the key of the event at seq of the session numbered num.
 func eventKey(num, seq int64) int64 { return num<<seqBits | seq }
 
+// keysOf returns the bounds, both left out, of the keys of the events of
+// the session numbered num.
+func keysOf(num int64) (after, before int64) { return eventKey(num, 0), eventKey(num+1, 0) }
+
 // maxRows is the most events one insert statement writes; a larger batch
 // takes several. A step's batches hold one to a few events.
 const maxRows = 8
@@ -52,13 +56,13 @@ func endsTurn(events []session.Event) bool {
 	return false
 }
 
-// appendTx commits events to session id, numbered num, which append
-// has checked to follow the session's last seq, in one transaction run by statements prepared once
-// on the write connection: one insert of all the batch's rows (up to
-// maxRows a statement), and the session row's update at a turn's end; a
-// batch that one insert holds and that updates no row is that insert
-// alone, a transaction of its own, and needs no BEGIN and COMMIT. No
-// statement runs per event. s.wmu is held.
+// appendTx commits events to session id, numbered num, which append has
+// checked to follow the session's last seq, in one transaction run by
+// statements prepared once on the write connection: one insert of all
+// the batch's rows (up to maxRows a statement), and the session row's
+// update at a turn's end; a batch that one insert holds and that updates
+// no row is that insert alone, a transaction of its own, and needs no
+// BEGIN and COMMIT. No statement runs per event. s.wmu is held.
 func (s *Store) appendTx(ctx context.Context, id session.ID, num int64, events []session.Event) error {
 	row := endsTurn(events)
 	if !row && len(events) <= maxRows {
@@ -67,12 +71,12 @@ func (s *Store) appendTx(ctx context.Context, id session.ID, num int64, events [
 	return s.inTx(ctx, func() error { return s.record(ctx, id, num, events, row) })
 }
 
-// record inserts events of session id, numbered num, maxRows a statement, binding their values into
-// the Store's reused argument slice and their data into its reused
-// buffer, and, if row, sets the session row's last seq and time, all
-// through the write connection's prepared statements. The inserts run
-// on the driver's statements, without database/sql's conversion and copy
-// of every argument. s.wmu is held.
+// record inserts events of session id, numbered num, maxRows a
+// statement, binding their values into the Store's reused argument slice
+// and their data into its reused buffer, and, if row, sets the session
+// row's last seq and time, all through the write connection's prepared
+// statements. The inserts run on the driver's statements, without
+// database/sql's conversion and copy of every argument. s.wmu is held.
 func (s *Store) record(ctx context.Context, id session.ID, num int64, events []session.Event, row bool) error {
 	lastEv := &events[len(events)-1]
 	if lastEv.Seq > maxSeq {

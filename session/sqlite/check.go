@@ -51,10 +51,10 @@ func (s *Store) check(ctx context.Context, id session.ID, st *state, hold bool) 
 
 // openTx is check's work in the write transaction in progress: it
 // returns the session's number, its last seq and the events of its
-// repair. A lock
-// that a live Store holds is an error wrapping session.ErrLocked if
-// hold, and errSkip if not. A lock that a process which died while
-// appending left is repaired if repair is set, and errRepair if not.
+// repair. A lock that a live Store holds is an error wrapping
+// session.ErrLocked if hold, and errSkip if not. A lock that a process
+// which died while appending left is repaired if repair is set, and
+// errRepair if not.
 func (s *Store) openTx(ctx context.Context, c conn, id session.ID, hold, repair bool) (num, last int64, repaired []session.Event, err error) {
 	num, last, h, err := s.opening(ctx, id)
 	if err != nil {
@@ -139,12 +139,13 @@ func (s *Store) repair(ctx context.Context, c conn, id session.ID, num, last int
 	// its newest turn boundary is a start; the tail to repair begins at
 	// the oldest such start.
 	var from sql.NullInt64
+	after, before := keysOf(num)
 	err := c.QueryRowContext(ctx, `SELECT min(opened) FROM (
 		SELECT max(CASE WHEN type = 'turn.start' THEN seq END) AS opened,
 			max(CASE WHEN type = 'turn.end' THEN seq END) AS closed
 		FROM events WHERE key > ? AND key < ? AND type IN ('turn.start', 'turn.end')
 		GROUP BY CASE WHEN parent_run != '' THEN run ELSE '' END)
-		WHERE opened > coalesce(closed, 0)`, eventKey(num, 0), eventKey(num+1, 0)).Scan(&from)
+		WHERE opened > coalesce(closed, 0)`, after, before).Scan(&from)
 	if err != nil || !from.Valid {
 		return nil, err
 	}

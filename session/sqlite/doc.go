@@ -29,10 +29,9 @@
 // one rather than shared out with its neighbours, so an append writes one
 // page. A session holds up to 4,294,967,295 events. A partial index on
 // turn.start and turn.end rows finds a turn left open without reading
-// the log. The schema version is
-// PRAGMA user_version; Open migrates an older database forward in one
-// transaction and refuses a newer one with an error wrapping
-// session.ErrUnsupported.
+// the log. The schema version is PRAGMA user_version; Open migrates an
+// older database forward in one transaction and refuses a newer one with
+// an error wrapping session.ErrUnsupported.
 //
 // # Appending, locking and durability
 //

@@ -38,7 +38,8 @@ const (
 // when to is math.MaxInt64).
 func queryEvents(ctx context.Context, q driver.QueryerContext, num, afterSeq, to int64) (driver.Rows, error) {
 	afterSeq = min(max(afterSeq, 0), maxSeq) // within the session's keys
-	args := []driver.NamedValue{{Ordinal: 1, Value: eventKey(num, afterSeq)}, {Ordinal: 2, Value: eventKey(num+1, 0)}}
+	_, before := keysOf(num)
+	args := []driver.NamedValue{{Ordinal: 1, Value: eventKey(num, afterSeq)}, {Ordinal: 2, Value: before}}
 	if to == math.MaxInt64 {
 		return q.QueryContext(ctx, eventsQuery, args)
 	}

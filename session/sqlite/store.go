@@ -365,7 +365,8 @@ func (s *Store) Delete(ctx context.Context, id session.ID) error {
 		if s.liveElsewhere(h) {
 			return fmt.Errorf("sqlite: delete %q: held by %s; wait for it to finish or stop it: %w", id, h, session.ErrLocked)
 		}
-		if _, err = c.ExecContext(ctx, `DELETE FROM events WHERE key > ? AND key < ?`, eventKey(num, 0), eventKey(num+1, 0)); err != nil {
+		after, before := keysOf(num)
+		if _, err = c.ExecContext(ctx, `DELETE FROM events WHERE key > ? AND key < ?`, after, before); err != nil {
 			return err
 		}
 		_, err = c.ExecContext(ctx, `DELETE FROM sessions WHERE num = ?`, num)

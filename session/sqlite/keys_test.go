@@ -138,7 +138,8 @@ func TestSessionsKeepToTheirKeys(t *testing.T) {
 		}
 	}
 
-	// The last seq a session can hold is its last.
+	// A session holds seqs up to maxSeq: an append past it is refused,
+	// one up to it kept.
 	if _, err := st.Create(ctx, &session.CreateRequest{ID: "u"}); err != nil {
 		t.Fatal(err)
 	}
