@@ -64,6 +64,9 @@ func TestMigrateFromVersion1(t *testing.T) {
 		t.Fatalf("Open of a version 1 database: %v", err)
 	}
 	defer st.Close()
+	if fi, err := os.Stat(path + "-wal"); err == nil && fi.Size() > 0 {
+		t.Errorf("the write-ahead log after the migration holds %d bytes, want it cut back", fi.Size())
+	}
 	var version int
 	if err := st.DB().QueryRow(`PRAGMA user_version`).Scan(&version); err != nil || version != SchemaVersion {
 		t.Fatalf("user_version = %d, %v; want %d", version, err, SchemaVersion)

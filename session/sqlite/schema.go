@@ -154,5 +154,10 @@ func migrate(ctx context.Context, conn *sql.Conn, path string) error {
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("sqlite: open %s: migrate: %w", path, err)
 	}
+	// A migration that rewrote the tables left a write-ahead log as large
+	// as them, which SQLite would keep at that size and reuse: copy it
+	// into the database and cut it back now. If a reader of another
+	// process stops the checkpoint from finishing, the log stays as it is.
+	conn.ExecContext(ctx, "PRAGMA wal_checkpoint(TRUNCATE)")
 	return nil
 }
