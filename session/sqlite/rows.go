@@ -263,12 +263,11 @@ func queryer(dc any) (driver.QueryerContext, error) {
 }
 
 // yieldQuery reads the events of id, numbered num, with afterSeq < seq <=
-// to through q,
-// the driver's connection, and yields them, errors included. A row whose
-// blob cannot be cut ends the statement; it is read again on the same
-// connection, free once the statement's rows are closed (a long read
-// steps them on a goroutine), and the read goes on after it. It reports
-// whether it yielded every one (see yieldRows).
+// to through q, the driver's connection, and yields them, errors
+// included. A row whose blob cannot be cut ends the statement; it is
+// read again on the same connection, free once the statement's rows are
+// closed (a long read steps them on a goroutine), and the read goes on
+// after it. It reports whether it yielded every one (see yieldRows).
 func (s *Store) yieldQuery(ctx context.Context, q driver.QueryerContext, id session.ID, num, afterSeq, to int64, yield func(session.Event, error) bool) bool {
 	for {
 		rows, err := queryEvents(ctx, q, num, afterSeq, to)
