@@ -26,8 +26,9 @@
 // bits and its seq in the low 32 (seq is computed from it): a session's
 // events are one range of the table's integer key, and the newest
 // session's appends go at its end, where a full leaf is followed by a new
-// one rather than shared out with its neighbours, so an append writes one
-// page. A session holds up to 4,294,967,295 events. A partial index on
+// one rather than shared out with its neighbours: most of its appends
+// write one page of the table. A session holds up to 4,294,967,295
+// events. A partial index on
 // turn.start and turn.end rows finds a turn left open without reading
 // the log. The schema version is PRAGMA user_version; Open migrates an
 // older database forward in one transaction and refuses a newer one with

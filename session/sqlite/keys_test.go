@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/reinhq/rein/session"
 	"github.com/reinhq/rein/session/sessiontest"
@@ -21,13 +22,7 @@ import (
 func TestMigrateFromVersion1(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "s.db")
-	db, err := sql.Open("sqlite", path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := db.Exec(migrations[0] + `PRAGMA user_version = 1;`); err != nil {
-		t.Fatal(err)
-	}
+	db := version1(t, path)
 	// "a" has a finished turn; "b", made later, a turn its process left
 	// open when it died.
 	la := sessiontest.NewLog("a").StartTurn("go").OpenStep("working", "c1").Result("c1", "ok").EndStep().EndTurn()
@@ -181,5 +176,52 @@ func TestSessionsKeepToTheirKeys(t *testing.T) {
 	}
 	if got, err := sessiontest.ReadAll(ctx, st, "v", 0); err != nil || len(got) != 0 {
 		t.Errorf("a new session under a deleted one's number: %d events, %v; want none", len(got), err)
+	}
+}
+
+// version1 makes a database of schema version 1 at path, with no rows,
+// in WAL mode as the Store left it, and returns it open.
+func version1(t *testing.T, path string) *sql.DB {
+	t.Helper()
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	if _, err := db.Exec(`PRAGMA journal_mode = WAL;` + migrations[0] + `PRAGMA user_version = 1;`); err != nil {
+		t.Fatal(err)
+	}
+	return db
+}
+
+// An Open that cannot migrate because another process keeps the write
+// lock says to try again, and the database stays as it was; the next
+// Open migrates it.
+func TestMigrationWaitingForTheWriteLock(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "s.db")
+	db := version1(t, path)
+	other, err := db.Conn(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := other.ExecContext(context.Background(), `BEGIN IMMEDIATE`); err != nil {
+		t.Fatal(err)
+	}
+	_, err = Open(path, &Options{BusyTimeout: time.Millisecond})
+	if err == nil || !strings.Contains(err.Error(), "try again once it is done") {
+		t.Fatalf("Open while another process holds the write lock: %v, want an error saying to try again", err)
+	}
+	if _, err := other.ExecContext(context.Background(), `ROLLBACK`); err != nil {
+		t.Fatal(err)
+	}
+	other.Close()
+	st, err := Open(path, nil)
+	if err != nil {
+		t.Fatalf("Open once the lock is free: %v", err)
+	}
+	defer st.Close()
+	var version int
+	if err := st.DB().QueryRow(`PRAGMA user_version`).Scan(&version); err != nil || version != SchemaVersion {
+		t.Errorf("user_version = %d, %v; want %d", version, err, SchemaVersion)
 	}
 }

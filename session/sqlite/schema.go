@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"fmt"
 
+	sqlite3 "modernc.org/sqlite/lib"
+
 	"github.com/reinhq/rein/session"
 )
 
@@ -131,6 +133,11 @@ func migrate(ctx context.Context, conn *sql.Conn, path string) error {
 		return nil
 	}
 	tx, err := conn.BeginTx(ctx, nil) // BEGIN IMMEDIATE: one migrator at a time
+	if sqliteCode(err)&0xff == sqlite3.SQLITE_BUSY {
+		return fmt.Errorf("sqlite: open %s: another process kept the database's write lock past the busy timeout, "+
+			"perhaps migrating it to schema version %d, which takes a few seconds a million events; try again once it is done: %w",
+			path, len(migrations), err)
+	}
 	if err != nil {
 		return fmt.Errorf("sqlite: open %s: migrate: %w", path, err)
 	}
